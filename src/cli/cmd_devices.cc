@@ -1,0 +1,34 @@
+#include <cstdio>
+#include <memory>
+
+#include "cli/command.h"
+#include "devices/inventory.h"
+
+namespace rdmacheck::cli {
+
+Runner attach_devices(CLI::App& app) {
+  struct Opts {
+    bool json = false;
+    std::string root;
+  };
+  auto o = std::make_shared<Opts>();
+  app.add_flag("--json", o->json, "print JSON instead of tables");
+  app.add_option("--root", o->root,
+                 "read sysfs under DIR instead of / (a capture; also $RDMACHECK_ROOT)")
+      ->check(CLI::ExistingDirectory);
+  app.footer("Exit status: 0 when at least one RDMA device exists, 2 when none.");
+  return [o]() {
+    const FsRoot fs = FsRoot::from_option(o->root);
+    // Port MTUs come from libibverbs, which only sees this machine's devices.
+    const bool live = fs.root() == "/";
+    const auto inv = devices::take_inventory(fs, live);
+    if (o->json) {
+      std::printf("%s\n", devices::to_json(inv).dump(2).c_str());
+    } else {
+      std::fputs(devices::format_text(inv).c_str(), stdout);
+    }
+    return inv.devices.empty() ? 2 : 0;
+  };
+}
+
+}  // namespace rdmacheck::cli

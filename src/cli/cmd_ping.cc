@@ -1,0 +1,77 @@
+#include <cstdio>
+#include <memory>
+
+#include "cli/command.h"
+#include "conn/ping.h"
+#include "conn/ping_print.h"
+
+namespace rdmacheck::cli {
+
+Runner attach_ping(CLI::App& app) {
+  struct Opts {
+    conn::PingOptions p;
+    bool ud = false;
+    bool json = false;
+    bool no_ladder = false;
+    double timeout_s = 15;
+    double ping_timeout_s = 3;
+    int ack_timeout = 14;
+    int retry = 6;
+  };
+  auto o = std::make_shared<Opts>();
+  app.add_option("host", o->p.host, "the host running 'rdmacheck serve'")->required();
+  app.add_option("-p,--port", o->p.tcp_port, "the server's TCP port")
+      ->default_val(proto::kDefaultPort);
+  app.add_option("-d,--device", o->p.device, "RDMA device to use (default: the first ACTIVE one)");
+  app.add_option("--ib-port", o->p.ib_port, "device port (default: the first ACTIVE one)")
+      ->check(CLI::Range(0, 255));
+  app.add_option("-x,--gid-index", o->p.gid_index,
+                 "GID index to use (default: the RoCE v2 GID of the address that routes to HOST)")
+      ->check(CLI::Range(0, 65535));
+  app.add_flag("--ud", o->ud, "ping with UD datagrams (messages up to one MTU) instead of RC");
+  app.add_flag("--write", o->p.write,
+               "RDMA WRITE with immediate instead of SEND (the peer's buffer is written directly)");
+  app.add_option("-c,--count", o->p.count, "number of pings")->check(CLI::Range(1, 1000000))
+      ->default_val(5);
+  app.add_option("-i,--interval", o->p.interval_s, "seconds between pings")
+      ->check(CLI::Range(0.0, 60.0))->default_val(0.2);
+  app.add_option("-s,--size", o->p.size, "message size in bytes")
+      ->check(CLI::Range(1u, proto::kMaxMessageSize / 2))->default_val(64);
+  app.add_flag("--no-ladder", o->no_ladder,
+               "skip the size ladder (64 B .. 8 x MTU) that finds path-MTU black holes");
+  app.add_option("--timeout", o->timeout_s, "seconds the whole command may take")
+      ->check(CLI::Range(1.0, 3600.0))->default_val(15);
+  app.add_option("--ping-timeout", o->ping_timeout_s, "seconds one round trip may take")
+      ->check(CLI::Range(0.1, 600.0))->default_val(3);
+  app.add_option("--ack-timeout", o->ack_timeout,
+                 "RC ACK timeout exponent: 4.096 us * 2^N per try (never 0 = infinite)")
+      ->check(CLI::Range(1, 31))->default_val(14);
+  app.add_option("--retry", o->retry, "RC retransmissions before giving up (never 7 = forever)")
+      ->check(CLI::Range(0, 6))->default_val(6);
+  app.add_flag("--json", o->json, "print the report as JSON");
+  app.footer(
+      "Exit status: 0 every ping answered, 1 answered with warnings, 2 failed (the findings name "
+      "the cause).");
+  return [o]() {
+    conn::PingOptions p = o->p;
+    p.transport = o->ud ? "ud" : "rc";
+    if (o->ud && p.write) {
+      std::fprintf(stderr, "rdmacheck: error: --write needs RC; UD carries only sends\n");
+      return 2;
+    }
+    p.ladder = !o->no_ladder;
+    p.timeout = std::chrono::milliseconds(static_cast<int64_t>(o->timeout_s * 1000));
+    p.ping_timeout = std::chrono::milliseconds(static_cast<int64_t>(o->ping_timeout_s * 1000));
+    p.timing.timeout = static_cast<uint8_t>(o->ack_timeout);
+    p.timing.retry_cnt = static_cast<uint8_t>(o->retry);
+    const conn::PingReport r = conn::run_ping(p);
+    if (o->json) {
+      std::printf("%s\n", conn::to_json(r).dump(2).c_str());
+    } else {
+      std::fputs(conn::format_text(r).c_str(), stdout);
+    }
+    return conn::exit_status(r);
+  };
+}
+
+}  // namespace rdmacheck::cli

@@ -1,0 +1,37 @@
+#include "cli/command.h"
+
+#include <csignal>
+
+namespace rdmacheck::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+constexpr Command kCommands[] = {
+    {"devices", "list RDMA devices, ports and GID tables (ibv_devinfo + show_gids in one view)",
+     attach_devices},
+    {"serve", "run the test server that ping (and later bw/lat/check) clients talk to",
+     attach_serve},
+    {"ping", "prove an RC (or UD) connection to a server: QP timeline, RTTs, size ladder, diagnosis",
+     attach_ping},
+    {"lab", "boot a real two-host Soft-RoCE network in QEMU and run rdmacheck on it", attach_lab},
+};
+
+extern "C" void on_signal(int /*sig*/) { g_stop.store(true); }
+
+}  // namespace
+
+std::span<const Command> commands() { return kCommands; }
+
+const std::atomic<bool>& stop_requested() { return g_stop; }
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
+}  // namespace rdmacheck::cli

@@ -1,0 +1,34 @@
+// The command table: every subcommand is one entry {name, summary, attach}.
+// attach() declares the subcommand's options on its CLI11 app (each option
+// once, with help, default and validation) and returns the function that runs
+// it. main() only builds the table into the parser and dispatches.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <functional>
+#include <span>
+
+namespace rdmacheck::cli {
+
+using Runner = std::function<int()>;
+
+struct Command {
+  const char* name;
+  const char* summary;
+  Runner (*attach)(CLI::App& app);
+};
+
+std::span<const Command> commands();
+
+Runner attach_devices(CLI::App& app);
+Runner attach_serve(CLI::App& app);
+Runner attach_ping(CLI::App& app);
+Runner attach_lab(CLI::App& app);
+
+// Set by SIGINT/SIGTERM; long-running commands poll it.
+const std::atomic<bool>& stop_requested();
+void install_signal_handlers();
+
+}  // namespace rdmacheck::cli

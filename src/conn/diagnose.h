@@ -1,0 +1,42 @@
+// Turns what a connection test observed into findings, ranked by evidence.
+// Pure: every input is in ConnObservation, so each rule is unit-tested.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "findings/finding.h"
+#include "proto/messages.h"
+
+namespace rdmacheck::conn {
+
+enum class Stage { kResolve, kTcpConnect, kLocalSetup, kHandshake, kQpSetup, kTraffic, kDone };
+const char* stage_name(Stage s);
+
+struct LadderResult {
+  uint32_t size = 0;
+  bool ok = false;
+  double rtt_us = 0;
+  std::string error;
+};
+
+struct ConnObservation {
+  std::string host;             // what the user asked to reach
+  uint16_t tcp_port = 0;
+  Stage failed = Stage::kDone;  // the first stage that failed; kDone = none
+  int errnum = 0;               // errno of the failure, if any
+  std::string error;            // its message
+  std::optional<int> wc_status; // completion status of a failed work request (ibv_wc_status)
+  std::optional<proto::HostFacts> local;
+  std::optional<proto::HostFacts> peer;
+  std::vector<std::string> local_firewall;  // rules here that drop UDP 4791
+  std::string peer_firewall;                // the peer's own report, "" = none seen
+  std::vector<LadderResult> ladder;
+  int pings_ok = 0;
+  int pings_sent = 0;
+};
+
+std::vector<Finding> diagnose(const ConnObservation& o);
+
+}  // namespace rdmacheck::conn

@@ -1,0 +1,440 @@
+#include "conn/endpoint.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/version.h"
+#include "sysfs/fs_root.h"
+
+namespace rdmacheck::conn {
+namespace {
+
+using Micros = std::chrono::duration<double, std::micro>;
+
+constexpr int kCqDepth = 4096;
+
+const char* gid_type_text(uint32_t t) {
+  switch (t) {
+    case IBV_GID_TYPE_IB: return "IB";
+    case IBV_GID_TYPE_ROCE_V1: return "RoCE v1";
+    case IBV_GID_TYPE_ROCE_V2: return "RoCE v2";
+    default: return "?";
+  }
+}
+
+bool zero_gid(const ibv_gid& g) {
+  return std::all_of(std::begin(g.raw), std::end(g.raw), [](uint8_t b) { return b == 0; });
+}
+
+// The GID that carries ADDRESS (IPv4 as v4-mapped, or IPv6).
+std::optional<ibv_gid> gid_of_address(const std::string& address) {
+  ibv_gid g{};
+  in_addr v4{};
+  if (inet_pton(AF_INET, address.c_str(), &v4) == 1) {
+    g.raw[10] = 0xff;
+    g.raw[11] = 0xff;
+    std::memcpy(&g.raw[12], &v4, 4);
+    return g;
+  }
+  if (inet_pton(AF_INET6, address.c_str(), g.raw) == 1) return g;
+  return std::nullopt;
+}
+
+template <typename F>
+Status timed_step(std::vector<proto::Step>& timeline, const char* name, F&& f) {
+  const auto t0 = Clock::now();
+  Status s = f();
+  proto::Step step{name, Micros(Clock::now() - t0).count(), s.ok(), s.ok() ? "" : s.error().message()};
+  timeline.push_back(std::move(step));
+  return s;
+}
+
+// The first ACTIVE port when port == 0.
+Result<uint8_t> pick_port(ibv_context* ctx, int port) {
+  ibv_device_attr da{};
+  if (int rc = ibv_query_device(ctx, &da); rc != 0) {
+    return code_error("ibv_query_device", rc, ibv_get_device_name(ctx->device));
+  }
+  if (port > 0) {
+    if (port > da.phys_port_cnt) {
+      return plain_error("port", fmt::format("{} has {} port(s), not {}",
+                                             ibv_get_device_name(ctx->device), da.phys_port_cnt,
+                                             port));
+    }
+    return static_cast<uint8_t>(port);
+  }
+  for (uint8_t p = 1; p <= da.phys_port_cnt; ++p) {
+    auto attr = verbs::query_port(ctx, p);
+    if (attr && attr->state == IBV_PORT_ACTIVE) return p;
+  }
+  return static_cast<uint8_t>(1);
+}
+
+Status pick_gid(Endpoint& ep, const EndpointOptions& o) {
+  const int n = ep.port_attr.gid_tbl_len;
+  std::optional<ibv_gid_entry> chosen;
+  const auto want = gid_of_address(o.local_address);
+  std::optional<ibv_gid_entry> fallback;
+  for (int i = 0; i < n && o.gid_index < 0; ++i) {
+    auto e = verbs::query_gid(ep.ctx.get(), ep.port, i);
+    if (!e || zero_gid(e->gid)) continue;
+    if (ep.port_attr.link_layer != IBV_LINK_LAYER_ETHERNET) {
+      chosen = *e;  // InfiniBand: index 0 is the port GID
+      break;
+    }
+    if (e->gid_type != IBV_GID_TYPE_ROCE_V2) continue;
+    if (want && std::memcmp(e->gid.raw, want->raw, 16) == 0) {
+      chosen = *e;
+      break;
+    }
+    const bool v4 = e->gid.raw[10] == 0xff && e->gid.raw[11] == 0xff;
+    if (!fallback && v4) fallback = *e;
+  }
+  if (o.gid_index >= 0) {
+    auto e = verbs::query_gid(ep.ctx.get(), ep.port, o.gid_index);
+    if (!e) return e.error();
+    if (zero_gid(e->gid)) {
+      return plain_error("gid", fmt::format("{} port {} GID index {} is empty", ep.device, ep.port,
+                                            o.gid_index));
+    }
+    chosen = *e;
+    const std::string text = gid_text(e->gid);
+    if (e->gid_type == IBV_GID_TYPE_ROCE_V1) {
+      ep.warnings.push_back(fmt::format("GID index {} is RoCE v1 (not routable, no UDP 4791)",
+                                        o.gid_index));
+    }
+    if (e->gid.raw[0] == 0xfe && (e->gid.raw[1] & 0xc0) == 0x80) {
+      ep.warnings.push_back(fmt::format("GID index {} is a link-local IPv6 address", o.gid_index));
+    }
+    if (want && std::memcmp(e->gid.raw, want->raw, 16) != 0) {
+      ep.warnings.push_back(fmt::format("GID index {} ({}) is not {}, the address this host uses "
+                                        "towards the peer",
+                                        o.gid_index, text, o.local_address));
+    }
+  }
+  if (!chosen) chosen = fallback;
+  if (!chosen) {
+    return plain_error("gid", fmt::format("{} port {} has no RoCE v2 GID for {}: give the netdev "
+                                          "an IP address, or choose one with -x",
+                                          ep.device, ep.port, o.local_address));
+  }
+  if (want && ep.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET &&
+      std::memcmp(chosen->gid.raw, want->raw, 16) != 0 && o.gid_index < 0) {
+    ep.warnings.push_back(fmt::format("no RoCE v2 GID carries {}; using index {} ({})",
+                                      o.local_address, chosen->gid_index, gid_text(chosen->gid)));
+  }
+  ep.gid_index = static_cast<int>(chosen->gid_index);
+  ep.gid = chosen->gid;
+  ep.gid_type = gid_type_text(chosen->gid_type);
+  char name[IF_NAMESIZE] = {};
+  if (chosen->ndev_ifindex != 0 && if_indextoname(chosen->ndev_ifindex, name) != nullptr) {
+    ep.netdev = name;
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+double port_rate_gbps(const ibv_port_attr& a) {
+  // ibv_query_port's width and speed encodings (see ibv_query_port(3)).
+  double lanes = 0;
+  switch (a.active_width) {
+    case 1: lanes = 1; break;
+    case 2: lanes = 4; break;
+    case 4: lanes = 8; break;
+    case 8: lanes = 12; break;
+    case 16: lanes = 2; break;
+    default: return 0;
+  }
+  double per_lane = 0;
+  switch (a.active_speed) {
+    case 1: per_lane = 2.5; break;     // SDR
+    case 2: per_lane = 5; break;       // DDR
+    case 4: case 8: per_lane = 10; break;  // QDR, FDR10
+    case 16: per_lane = 14; break;         // FDR (sysfs: 56 Gb/sec 4X FDR)
+    case 32: per_lane = 25; break;         // EDR
+    case 64: per_lane = 50; break;         // HDR
+    case 128: per_lane = 100; break;       // NDR
+    default: break;
+  }
+  return lanes * per_lane;
+}
+
+Endpoint::~Endpoint() {
+  if (cq && unacked_events > 0) ibv_ack_cq_events(cq.get(), unacked_events);
+}
+
+std::string Endpoint::context() const {
+  return qp ? verbs::qp_context(qp.get(), port) : fmt::format("{} port {}", device, port);
+}
+
+std::string gid_text(const ibv_gid& g) {
+  std::string s;
+  for (int i = 0; i < 16; i += 2) {
+    if (i != 0) s += ':';
+    s += fmt::format("{:02x}{:02x}", g.raw[i], g.raw[i + 1]);
+  }
+  return s;
+}
+
+std::optional<ibv_gid> parse_gid(const std::string& text) {
+  if (!proto::valid_gid_text(text)) return std::nullopt;
+  ibv_gid g{};
+  std::string hex;
+  for (char c : text) {
+    if (c != ':') hex.push_back(c);
+  }
+  for (int i = 0; i < 16; ++i) {
+    g.raw[i] = static_cast<uint8_t>(std::stoul(hex.substr(i * 2, 2), nullptr, 16));
+  }
+  return g;
+}
+
+uint32_t random_psn() {
+  uint32_t v = 0;
+  if (getrandom(&v, sizeof v, 0) != sizeof v) v = static_cast<uint32_t>(::getpid()) * 2654435761u;
+  return v & 0xffffff;
+}
+
+Result<Endpoint> open_endpoint(const EndpointOptions& o, std::vector<proto::Step>& timeline) {
+  auto list = verbs::DeviceList::get();
+  if (!list) return list.error();
+  Endpoint ep;
+  ibv_device* dev = nullptr;
+  if (!o.device.empty()) {
+    dev = list->find(o.device);
+    if (dev == nullptr) return plain_error("device", fmt::format("no RDMA device named '{}'", o.device));
+  }
+  for (ibv_device* d : list->devices()) {
+    if (dev != nullptr) break;
+    auto ctx = verbs::open_device(d);
+    if (!ctx) continue;
+    auto p = pick_port(ctx->get(), o.port);
+    if (p) {
+      auto attr = verbs::query_port(ctx->get(), *p);
+      if (attr && attr->state == IBV_PORT_ACTIVE) dev = d;
+    }
+  }
+  if (dev == nullptr) dev = list->find("");
+  if (dev == nullptr) {
+    return plain_error("device", "no RDMA device found (see 'rdmacheck devices')");
+  }
+  ep.device = ibv_get_device_name(dev);
+  auto ctx = verbs::open_device(dev);
+  if (!ctx) return ctx.error();
+  ep.ctx = std::move(*ctx);
+  auto port = pick_port(ep.ctx.get(), o.port);
+  if (!port) return port.error();
+  ep.port = *port;
+  auto pattr = verbs::query_port(ep.ctx.get(), ep.port);
+  if (!pattr) return pattr.error();
+  ep.port_attr = *pattr;
+  if (auto s = pick_gid(ep, o); !s) return s.error();
+
+  auto pd = verbs::alloc_pd(ep.ctx.get());
+  if (!pd) return pd.error();
+  ep.pd = std::move(*pd);
+  auto ch = verbs::create_comp_channel(ep.ctx.get());
+  if (!ch) return ch.error();
+  ep.channel = std::move(*ch);
+  ::fcntl(ep.channel->fd, F_SETFL, ::fcntl(ep.channel->fd, F_GETFL) | O_NONBLOCK);
+  auto cq = verbs::create_cq(ep.ctx.get(), kCqDepth, ep.channel.get());
+  if (!cq) return cq.error();
+  ep.cq = std::move(*cq);
+
+  const bool ud = o.transport == "ud";
+  ep.half = std::max<size_t>(o.buffer_size + (ud ? 40 : 0), 64);
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t total = (2 * ep.half + page - 1) / page * page;
+  ep.buffer.reset(static_cast<char*>(std::aligned_alloc(page, total)));
+  if (!ep.buffer) return code_error("aligned_alloc", ENOMEM, fmt::format("{} bytes", total));
+  std::memset(ep.buffer.get(), 0, total);
+  auto mr = verbs::reg_mr(ep.pd.get(), ep.buffer.get(), total, IBV_ACCESS_LOCAL_WRITE | o.access);
+  if (!mr) return mr.error();
+  ep.mr = std::move(*mr);
+
+  ibv_qp_init_attr init{};
+  init.send_cq = ep.cq.get();
+  init.recv_cq = ep.cq.get();
+  init.qp_type = ud ? IBV_QPT_UD : IBV_QPT_RC;
+  init.cap.max_send_wr = std::max<uint32_t>(o.depth, 16);
+  init.cap.max_recv_wr = std::max<uint32_t>(o.depth, 16);
+  init.cap.max_send_sge = 1;
+  init.cap.max_recv_sge = 1;
+  auto qp = verbs::create_qp(ep.pd.get(), init);
+  if (!qp) return qp.error();
+  ep.qp = std::move(*qp);
+  ep.psn = random_psn();
+  ep.qkey = 0x11111111;
+  auto s = timed_step(timeline, "INIT", [&] {
+    return ud ? verbs::ud_to_init(ep.qp.get(), ep.port, ep.qkey)
+              : verbs::to_init(ep.qp.get(), ep.port, o.access);
+  });
+  if (!s) return s.error();
+  return ep;
+}
+
+proto::HostFacts local_facts(const Endpoint& ep) {
+  proto::HostFacts f;
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  f.hostname = host;
+  f.version = kVersionString;
+  f.device = ep.device;
+  f.port = ep.port;
+  f.gid_index = ep.gid_index;
+  f.gid = gid_text(ep.gid);
+  f.gid_type = ep.gid_type;
+  f.active_mtu = verbs::mtu_bytes(ep.port_attr.active_mtu);
+  f.rate_gbps = port_rate_gbps(ep.port_attr);
+  f.netdev = ep.netdev;
+  if (!ep.netdev.empty()) {
+    f.netdev_mtu = std::atoi(FsRoot("/").read_line("/sys/class/net/" + ep.netdev + "/mtu")
+                                 .value_or("0")
+                                 .c_str());
+  }
+  return f;
+}
+
+proto::QpInfo local_qp_info(const Endpoint& ep) {
+  proto::QpInfo q;
+  q.qpn = ep.qp->qp_num;
+  q.psn = ep.psn;
+  q.gid = gid_text(ep.gid);
+  q.lid = ep.port_attr.lid;
+  q.addr = reinterpret_cast<uintptr_t>(ep.recv_buf());
+  q.rkey = ep.mr->rkey;
+  q.qkey = ep.qkey;
+  return q;
+}
+
+Status connect_qp(Endpoint& ep, const proto::QpInfo& peer, int peer_mtu, const verbs::RcTiming& t,
+                  std::vector<proto::Step>& timeline) {
+  auto gid = parse_gid(peer.gid);
+  if (!gid) return plain_error("handshake", "peer GID is malformed");
+  // Both sides use the smaller of the two active MTUs, as perftest does: a
+  // side that sent its own larger MTU would have frames dropped by the other.
+  int mtu_enum = ep.port_attr.active_mtu;
+  for (int e = IBV_MTU_4096; e >= IBV_MTU_256; --e) {
+    if (verbs::mtu_bytes(static_cast<ibv_mtu>(e)) <= peer_mtu) {
+      mtu_enum = std::min(mtu_enum, e);
+      break;
+    }
+  }
+  if (ep.qp->qp_type == IBV_QPT_UD) {
+    if (auto s = timed_step(timeline, "RTR", [&] { return verbs::ud_to_rtr(ep.qp.get()); }); !s) {
+      return s;
+    }
+    if (auto s = timed_step(timeline, "RTS", [&] { return verbs::ud_to_rts(ep.qp.get(), ep.psn); });
+        !s) {
+      return s;
+    }
+    ibv_ah_attr ah{};
+    ah.is_global = 1;
+    ah.grh.dgid = *gid;
+    ah.grh.sgid_index = static_cast<uint8_t>(ep.gid_index);
+    ah.grh.hop_limit = 64;
+    ah.dlid = peer.lid;
+    ah.port_num = ep.port;
+    auto created = verbs::create_ah(ep.pd.get(), ah);
+    if (!created) return created.error();
+    ep.ah = std::move(*created);
+    return ok_status();
+  }
+  verbs::PathParams path{ep.port, ep.gid_index, static_cast<ibv_mtu>(mtu_enum),
+                         ep.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET};
+  verbs::RemoteQp remote{peer.qpn, peer.psn, *gid, peer.lid};
+  if (auto s = timed_step(timeline, "RTR", [&] { return verbs::to_rtr(ep.qp.get(), path, remote, t); });
+      !s) {
+    return s;
+  }
+  return timed_step(timeline, "RTS", [&] { return verbs::to_rts(ep.qp.get(), ep.psn, t); });
+}
+
+Status post_recv(Endpoint& ep, uint64_t wr_id, uint32_t len) {
+  ibv_sge sge{reinterpret_cast<uintptr_t>(ep.recv_buf()), len, ep.mr->lkey};
+  ibv_recv_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  if (int rc = ibv_post_recv(ep.qp.get(), &wr, &bad); rc != 0) {
+    return code_error("ibv_post_recv", rc, ep.context());
+  }
+  return ok_status();
+}
+
+Status post_send(Endpoint& ep, uint64_t wr_id, uint32_t len, bool write_imm,
+                 const proto::QpInfo& peer) {
+  ibv_sge sge{reinterpret_cast<uintptr_t>(ep.send_buf()), len, ep.mr->lkey};
+  ibv_send_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  if (write_imm) {
+    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr.imm_data = htonl(static_cast<uint32_t>(wr_id));
+    wr.wr.rdma.remote_addr = peer.addr;
+    wr.wr.rdma.rkey = peer.rkey;
+  } else {
+    wr.opcode = IBV_WR_SEND;
+  }
+  if (ep.qp->qp_type == IBV_QPT_UD) {
+    wr.wr.ud.ah = ep.ah.get();
+    wr.wr.ud.remote_qpn = peer.qpn;
+    wr.wr.ud.remote_qkey = peer.qkey;
+  }
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(ep.qp.get(), &wr, &bad); rc != 0) {
+    return code_error("ibv_post_send", rc, ep.context());
+  }
+  return ok_status();
+}
+
+Result<std::optional<ibv_wc>> next_completion(Endpoint& ep, Deadline d, int extra_fd) {
+  for (;;) {
+    ibv_wc wc{};
+    int n = ibv_poll_cq(ep.cq.get(), 1, &wc);
+    if (n < 0) return code_error("ibv_poll_cq", n, ep.context());
+    if (n == 1) return std::optional<ibv_wc>(wc);
+    if (int rc = ibv_req_notify_cq(ep.cq.get(), 0); rc != 0) {
+      return code_error("ibv_req_notify_cq", rc, ep.context());
+    }
+    // A completion may have arrived between the poll and the request.
+    n = ibv_poll_cq(ep.cq.get(), 1, &wc);
+    if (n < 0) return code_error("ibv_poll_cq", n, ep.context());
+    if (n == 1) return std::optional<ibv_wc>(wc);
+    pollfd fds[2] = {{ep.channel->fd, POLLIN, 0}, {extra_fd, POLLIN, 0}};
+    const int r = ::poll(fds, extra_fd >= 0 ? 2 : 1, ms_left(d));
+    if (r < 0 && errno != EINTR) return errno_error("poll");
+    if (r == 0) return code_error("completion", ETIMEDOUT, ep.context());
+    if (extra_fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+      return std::optional<ibv_wc>();
+    }
+    if ((fds[0].revents & POLLIN) != 0) {
+      ibv_cq* cq = nullptr;
+      void* cq_ctx = nullptr;
+      if (ibv_get_cq_event(ep.channel.get(), &cq, &cq_ctx) == 0) {
+        if (++ep.unacked_events >= 64) {
+          ibv_ack_cq_events(ep.cq.get(), ep.unacked_events);
+          ep.unacked_events = 0;
+        }
+      }
+    }
+  }
+}
+
+std::string wc_status_text(ibv_wc_status s) {
+  return fmt::format("{} ({})", ibv_wc_status_str(s), static_cast<int>(s));
+}
+
+}  // namespace rdmacheck::conn

@@ -1,0 +1,107 @@
+// One side of a test: device, port, GID and the verbs objects of one queue
+// pair with its buffer, owned in creation order (destroyed in reverse).
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "net/tcp.h"
+#include "proto/messages.h"
+#include "verbs/ibv.h"
+#include "verbs/qp.h"
+
+namespace rdmacheck::conn {
+
+struct EndpointOptions {
+  std::string device;        // "" = the first device with an ACTIVE port
+  int port = 0;              // 0 = the first ACTIVE port
+  int gid_index = -1;        // -1 = the RoCE v2 GID of local_address
+  std::string local_address; // the source address towards the peer (from the TCP socket)
+  std::string transport = "rc";
+  size_t buffer_size = 4096; // bytes for each direction
+  int access = 0;            // remote access flags of the buffer
+  uint32_t depth = 1;        // receive work requests kept posted
+};
+
+struct AlignedFree {
+  void operator()(char* p) const noexcept { std::free(p); }
+};
+
+struct Endpoint {
+  // Declared in creation order: destruction runs bottom-up.
+  verbs::ContextPtr ctx;
+  verbs::PdPtr pd;
+  verbs::CompChannelPtr channel;
+  verbs::CqPtr cq;
+  std::unique_ptr<char, AlignedFree> buffer;  // [send half | receive half]
+  verbs::MrPtr mr;
+  verbs::QpPtr qp;
+  verbs::AhPtr ah;  // UD: the address of the peer
+
+  std::string device;
+  uint8_t port = 1;
+  int gid_index = 0;
+  ibv_gid gid{};
+  std::string gid_type;
+  std::string netdev;              // the netdev the GID belongs to (RoCE)
+  ibv_port_attr port_attr{};
+  size_t half = 0;                 // size of each buffer half
+  std::vector<std::string> warnings;  // e.g. a forced GID that looks wrong
+  uint32_t psn = 0;
+  uint32_t qkey = 0;
+  unsigned unacked_events = 0;
+
+  [[nodiscard]] char* send_buf() const { return buffer.get(); }
+  [[nodiscard]] char* recv_buf() const { return buffer.get() + half; }
+  [[nodiscard]] std::string context() const;  // "rxe0 port 1 qpn 0x11"
+
+  Endpoint() = default;
+  Endpoint(Endpoint&&) noexcept = default;
+  Endpoint& operator=(Endpoint&&) noexcept = default;
+  Endpoint(const Endpoint&) = delete;
+  Endpoint& operator=(const Endpoint&) = delete;
+  ~Endpoint();
+};
+
+// Opens the device, picks port and GID, creates PD/CQ/QP and the buffer, and
+// moves the QP to INIT (recorded in timeline).
+Result<Endpoint> open_endpoint(const EndpointOptions& o, std::vector<proto::Step>& timeline);
+
+// Link rate in Gb/s from ibv_query_port's active_width and active_speed.
+double port_rate_gbps(const ibv_port_attr& a);
+
+// Facts about this side for the handshake.
+proto::HostFacts local_facts(const Endpoint& ep);
+proto::QpInfo local_qp_info(const Endpoint& ep);
+
+// RTR + RTS against the peer (RC), or RTR + RTS and an address handle (UD).
+Status connect_qp(Endpoint& ep, const proto::QpInfo& peer, int peer_mtu, const verbs::RcTiming& t,
+                  std::vector<proto::Step>& timeline);
+
+Status post_recv(Endpoint& ep, uint64_t wr_id, uint32_t len);
+// Sends len bytes from the send half: SEND, or WRITE_WITH_IMM into the peer's buffer.
+Status post_send(Endpoint& ep, uint64_t wr_id, uint32_t len, bool write_imm,
+                 const proto::QpInfo& peer);
+
+// Waits for the next completion until the deadline, sleeping on the completion
+// channel (no busy loop: the emulated lab has one CPU per host). Also returns
+// early with nullopt when extra_fd becomes readable (the control connection).
+Result<std::optional<ibv_wc>> next_completion(Endpoint& ep, Deadline d, int extra_fd = -1);
+
+// Texts of completion statuses, with the meaning that matters for diagnosis.
+std::string wc_status_text(ibv_wc_status s);
+
+// A 24-bit PSN from a secure random source.
+uint32_t random_psn();
+
+// gid <-> sysfs text
+std::string gid_text(const ibv_gid& g);
+std::optional<ibv_gid> parse_gid(const std::string& text);
+
+}  // namespace rdmacheck::conn

@@ -1,0 +1,66 @@
+// `rdmacheck ping HOST`: RC (or UD, or RDMA-write) ping-pong against
+// `rdmacheck serve`, the QP state timeline of both sides, a size ladder, and
+// findings when anything fails. Measures only; printing is in ping_print.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "conn/diagnose.h"
+#include "findings/finding.h"
+#include "net/tcp.h"
+#include "proto/messages.h"
+#include "verbs/qp.h"
+
+namespace rdmacheck::conn {
+
+struct PingOptions {
+  std::string host;
+  uint16_t tcp_port = proto::kDefaultPort;
+  std::string device;
+  int ib_port = 0;
+  int gid_index = -1;
+  std::string transport = "rc";  // rc | ud
+  bool write = false;            // RDMA WRITE with immediate instead of SEND
+  int count = 5;
+  double interval_s = 0.2;
+  uint32_t size = 64;
+  bool ladder = true;
+  std::chrono::milliseconds timeout{15000};      // the whole command
+  std::chrono::milliseconds ping_timeout{3000};  // one round trip
+  verbs::RcTiming timing;
+};
+
+struct PingSample {
+  int seq = 0;
+  uint32_t size = 0;
+  double rtt_us = 0;
+};
+
+struct RttStats {
+  int sent = 0;
+  int received = 0;
+  double min = 0, avg = 0, median = 0, p99 = 0, max = 0;
+};
+RttStats rtt_stats(std::vector<double> rtts, int sent);
+
+struct PingReport {
+  PingOptions options;
+  ConnObservation obs;
+  std::vector<proto::Step> local_timeline;
+  std::vector<proto::Step> peer_timeline;
+  std::vector<PingSample> samples;
+  RttStats stats;
+  std::vector<std::string> warnings;
+  std::vector<Finding> findings;
+  double elapsed_ms = 0;
+};
+
+PingReport run_ping(const PingOptions& o);
+
+// The ladder's sizes for a path MTU: 64 B up to beyond two MTUs.
+std::vector<uint32_t> ladder_sizes(int mtu, bool ud);
+
+}  // namespace rdmacheck::conn

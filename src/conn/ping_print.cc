@@ -1,0 +1,116 @@
+#include "conn/ping_print.h"
+
+#include <fmt/core.h>
+
+namespace rdmacheck::conn {
+namespace {
+
+std::string timeline_text(const std::vector<proto::Step>& steps) {
+  std::string out;
+  for (const auto& s : steps) {
+    if (!out.empty()) out += " -> ";
+    out += s.ok ? fmt::format("{} ({:.0f} us)", s.name, s.usec) : fmt::format("{} FAILED", s.name);
+  }
+  return out.empty() ? "(none)" : out;
+}
+
+nlohmann::json facts_json(const std::optional<proto::HostFacts>& f) {
+  return f ? proto::to_json(*f) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+nlohmann::json to_json(const PingReport& r) {
+  nlohmann::json samples = nlohmann::json::array();
+  for (const auto& s : r.samples) {
+    samples.push_back({{"seq", s.seq}, {"size", s.size}, {"rtt_us", s.rtt_us}});
+  }
+  nlohmann::json ladder = nlohmann::json::array();
+  for (const auto& l : r.obs.ladder) {
+    ladder.push_back({{"size", l.size}, {"ok", l.ok}, {"rtt_us", l.rtt_us}, {"error", l.error}});
+  }
+  return {
+      {"command", "ping"},
+      {"host", r.options.host},
+      {"port", r.options.tcp_port},
+      {"transport", r.options.transport},
+      {"op", r.options.write ? "write" : "send"},
+      {"ok", r.obs.failed == Stage::kDone},
+      {"failed_stage", r.obs.failed == Stage::kDone ? nlohmann::json(nullptr)
+                                                    : nlohmann::json(stage_name(r.obs.failed))},
+      {"error", r.obs.error},
+      {"local", facts_json(r.obs.local)},
+      {"peer", facts_json(r.obs.peer)},
+      {"timeline", {{"local", proto::to_json(r.local_timeline)},
+                    {"peer", proto::to_json(r.peer_timeline)}}},
+      {"samples", samples},
+      {"summary",
+       {{"sent", r.stats.sent},
+        {"received", r.stats.received},
+        {"min_us", r.stats.min},
+        {"avg_us", r.stats.avg},
+        {"median_us", r.stats.median},
+        {"p99_us", r.stats.p99},
+        {"max_us", r.stats.max}}},
+      {"ladder", ladder},
+      {"warnings", r.warnings},
+      {"findings", rdmacheck::to_json(r.findings)},
+      {"elapsed_ms", r.elapsed_ms},
+  };
+}
+
+std::string format_text(const PingReport& r) {
+  std::string out;
+  const auto& o = r.options;
+  out += fmt::format("PING {} port {}: {} {} of {} bytes\n", o.host, o.tcp_port,
+                     o.transport == "ud" ? "UD" : "RC", o.write ? "RDMA write" : "send", o.size);
+  if (r.obs.local) {
+    const auto& l = *r.obs.local;
+    out += fmt::format("  local : {} {} port {} GID[{}] {} {} mtu {} netdev {} (mtu {})\n",
+                       l.hostname, l.device, l.port, l.gid_index, l.gid_type, l.gid, l.active_mtu,
+                       l.netdev.empty() ? "-" : l.netdev, l.netdev_mtu);
+  }
+  if (r.obs.peer) {
+    const auto& p = *r.obs.peer;
+    out += fmt::format("  peer  : {} {} port {} GID[{}] {} {} mtu {} netdev {} (mtu {})\n",
+                       p.hostname, p.device, p.port, p.gid_index, p.gid_type, p.gid, p.active_mtu,
+                       p.netdev.empty() ? "-" : p.netdev, p.netdev_mtu);
+  }
+  for (const auto& w : r.warnings) out += "  warning: " + w + "\n";
+  out += fmt::format("  QP timeline here : {}\n", timeline_text(r.local_timeline));
+  out += fmt::format("  QP timeline peer : {}\n", timeline_text(r.peer_timeline));
+  for (const auto& s : r.samples) {
+    out += fmt::format("{} bytes: seq={} rtt={:.1f} us\n", s.size, s.seq, s.rtt_us);
+  }
+  const auto& st = r.stats;
+  const int loss = st.sent == 0 ? 0 : 100 * (st.sent - st.received) / st.sent;
+  out += fmt::format("--- {} rdmacheck ping statistics ---\n", o.host);
+  out += fmt::format("{} sent, {} received, {}% loss", st.sent, st.received, loss);
+  if (st.received > 0) {
+    out += fmt::format(", rtt min/avg/median/p99/max = {:.1f}/{:.1f}/{:.1f}/{:.1f}/{:.1f} us",
+                       st.min, st.avg, st.median, st.p99, st.max);
+  }
+  out += "\n";
+  if (!r.obs.ladder.empty()) {
+    out += "size ladder:";
+    for (const auto& l : r.obs.ladder) {
+      out += l.ok ? fmt::format(" {}B ok", l.size) : fmt::format(" {}B FAIL", l.size);
+    }
+    out += "\n";
+  }
+  if (r.obs.failed != Stage::kDone) {
+    out += fmt::format("failed at {}: {}\n", stage_name(r.obs.failed), r.obs.error);
+  }
+  for (const auto& f : r.findings) out += format_finding(f);
+  out += fmt::format("result: {} ({:.0f} ms)\n",
+                     r.obs.failed == Stage::kDone ? "PASS" : "FAIL", r.elapsed_ms);
+  return out;
+}
+
+int exit_status(const PingReport& r) {
+  if (r.obs.failed != Stage::kDone) return 2;
+  const int s = rdmacheck::exit_status(r.findings);
+  return s != 0 ? s : (r.warnings.empty() ? 0 : 1);
+}
+
+}  // namespace rdmacheck::conn

@@ -1,0 +1,16 @@
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "conn/ping.h"
+
+namespace rdmacheck::conn {
+
+nlohmann::json to_json(const PingReport& r);
+std::string format_text(const PingReport& r);
+// 0 healthy, 1 warnings, 2 failure.
+int exit_status(const PingReport& r);
+
+}  // namespace rdmacheck::conn

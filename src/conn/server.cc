@@ -1,0 +1,232 @@
+#include "conn/server.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstring>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "conn/endpoint.h"
+#include "host/firewall.h"
+
+namespace rdmacheck::conn {
+namespace {
+
+using Millis = std::chrono::duration<double, std::milli>;
+
+class Log {
+ public:
+  explicit Log(std::FILE* f) : f_(f) {}
+  void line(const std::string& s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::fprintf(f_, "%s\n", s.c_str());
+    std::fflush(f_);
+  }
+
+ private:
+  std::FILE* f_;
+  std::mutex mu_;
+};
+
+struct SessionOutcome {
+  std::string test;
+  std::string outcome = "ok";
+  uint64_t received = 0;
+  uint64_t replied = 0;
+};
+
+// The responder: echo every message back until the client says done.
+void respond(Endpoint& ep, const proto::Hello& hello, const Fd& sock, Deadline end,
+             proto::Bye& bye, SessionOutcome& out) {
+  const bool ud = hello.test.transport == "ud";
+  const bool write = hello.test.op == "write";
+  const uint32_t recv_len = static_cast<uint32_t>(ep.half);
+  for (;;) {
+    auto wc = next_completion(ep, end, sock.get());
+    if (!wc) {
+      out.outcome = wc.error().errnum == ETIMEDOUT ? "session time limit reached"
+                                                   : wc.error().message();
+      return;
+    }
+    if (!wc->has_value()) {  // the control connection has something (or closed)
+      auto frame = recv_frame(sock, deadline_in(std::chrono::seconds(2)));
+      if (!frame) {
+        out.outcome = "client went away: " + frame.error().message();
+        return;
+      }
+      auto done = proto::parse_done(*frame);
+      if (!done) {
+        out.outcome = "bad message: " + done.error().message();
+        return;
+      }
+      if (done->received < done->sent) out.outcome = "client saw failures";
+      return;
+    }
+    const ibv_wc& c = **wc;
+    if (c.status != IBV_WC_SUCCESS) {
+      if (c.status != IBV_WC_WR_FLUSH_ERR && bye.wc_errors.size() < 16) {
+        bye.wc_errors.push_back(wc_status_text(c.status));
+      }
+      continue;  // keep waiting for the client's verdict
+    }
+    if (c.opcode == IBV_WC_RECV || c.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+      ++bye.received;
+      uint32_t len = c.byte_len;
+      const char* data = ep.recv_buf();
+      if (ud) {
+        len = len >= 40 ? len - 40 : 0;
+        data += 40;
+      }
+      len = std::min<uint32_t>(len, static_cast<uint32_t>(ep.half));
+      std::memmove(ep.send_buf(), data, len);
+      if (auto s = post_recv(ep, 2, recv_len); !s) {
+        out.outcome = s.error().message();
+        return;
+      }
+      if (auto s = post_send(ep, 1, len, write, hello.qp); !s) {
+        out.outcome = s.error().message();
+        return;
+      }
+    } else {
+      ++bye.replied;
+    }
+  }
+}
+
+void session(int id, Fd sock, std::string peer, const ServerOptions& o, Log& log) {
+  const auto start = Clock::now();
+  const Deadline end = start + o.session_timeout;
+  SessionOutcome out;
+  auto finish = [&]() {
+    log.line(fmt::format("session {} {} end: {} ({} received, {} replied, {:.0f} ms)", id, peer,
+                         out.outcome, out.received, out.replied,
+                         Millis(Clock::now() - start).count()));
+  };
+  auto refuse = [&](const std::string& why) {
+    out.outcome = why;
+    (void)send_frame(sock, proto::error_message(why), deadline_in(std::chrono::seconds(1)));
+    finish();
+  };
+  auto frame = recv_frame(sock, std::min(end, deadline_in(o.handshake_timeout)));
+  if (!frame) {
+    out.outcome = "no valid handshake: " + frame.error().message();
+    return finish();
+  }
+  auto hello = proto::parse_hello(*frame);
+  if (!hello) return refuse(hello.error().message());
+  out.test = fmt::format("{} {}/{}", hello->test.kind, hello->test.transport, hello->test.op);
+  if (hello->test.max_size > o.max_bytes) {
+    return refuse(fmt::format("asked for {} bytes, this server allows {} per session",
+                              hello->test.max_size, o.max_bytes));
+  }
+  log.line(fmt::format("session {} {} start: {} from {} ({} {})", id, peer, out.test,
+                       hello->facts.hostname, hello->facts.device, hello->facts.gid));
+
+  std::vector<proto::Step> timeline;
+  EndpointOptions eo;
+  eo.device = o.device;
+  eo.port = o.ib_port;
+  eo.gid_index = o.gid_index;
+  eo.local_address = local_address(sock);
+  eo.transport = hello->test.transport;
+  eo.buffer_size = hello->test.max_size;
+  eo.access = hello->test.op == "write" ? IBV_ACCESS_REMOTE_WRITE : 0;
+  eo.depth = hello->test.depth;
+  auto ep = open_endpoint(eo, timeline);
+  if (!ep) return refuse("server setup failed: " + ep.error().message());
+  if (auto s = connect_qp(*ep, hello->qp, hello->facts.active_mtu, o.timing, timeline); !s) {
+    return refuse("server QP setup failed: " + s.error().message());
+  }
+  const uint32_t recv_len = static_cast<uint32_t>(ep->half);
+  for (uint32_t i = 0; i < hello->test.depth; ++i) {
+    if (auto s = post_recv(*ep, 2, recv_len); !s) return refuse(s.error().message());
+  }
+  proto::Welcome welcome;
+  welcome.facts = local_facts(*ep);
+  welcome.qp = local_qp_info(*ep);
+  welcome.timeline = timeline;
+  if (auto s = send_frame(sock, proto::to_json(welcome), deadline_in(std::chrono::seconds(5))); !s) {
+    out.outcome = "client went away: " + s.error().message();
+    return finish();
+  }
+  proto::Bye bye;
+  respond(*ep, *hello, sock, end, bye, out);
+  out.received = bye.received;
+  out.replied = bye.replied;
+  if (out.outcome != "ok" || !bye.wc_errors.empty()) {
+    const FirewallReport fw = read_firewall();
+    for (const auto& r : fw.rules) bye.firewall += (bye.firewall.empty() ? "" : "; ") + r;
+    ibv_qp_attr attr{};
+    ibv_qp_init_attr init{};
+    if (ibv_query_qp(ep->qp.get(), &attr, IBV_QP_STATE, &init) == 0 &&
+        attr.qp_state == IBV_QPS_ERR) {
+      bye.timeline.push_back(proto::Step{"ERROR", 0, false,
+                                         bye.wc_errors.empty() ? "" : bye.wc_errors.front()});
+    }
+  }
+  (void)send_frame(sock, proto::to_json(bye), deadline_in(std::chrono::seconds(2)));
+  finish();
+}
+
+struct Running {
+  std::thread thread;
+  std::shared_ptr<std::atomic<bool>> done;
+};
+
+}  // namespace
+
+int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE* logf) {
+  Log log(logf);
+  auto listener = tcp_listen(o.bind, o.tcp_port);
+  if (!listener) {
+    std::fprintf(stderr, "rdmacheck serve: %s\n", listener.error().message().c_str());
+    return 2;
+  }
+  log.line(fmt::format("rdmacheck serve: listening on {} port {} (max {} sessions)",
+                       o.bind.empty() ? "all addresses" : o.bind, o.tcp_port, o.max_sessions));
+  std::list<Running> running;
+  int next_id = 1;
+  int ended = 0;
+  auto reap = [&]() {
+    for (auto it = running.begin(); it != running.end();) {
+      if (it->done->load()) {
+        it->thread.join();
+        it = running.erase(it);
+        ++ended;
+      } else {
+        ++it;
+      }
+    }
+  };
+  while (!stop.load() && (o.exit_after == 0 || ended < o.exit_after)) {
+    reap();
+    std::string peer;
+    auto conn = tcp_accept(*listener, deadline_in(std::chrono::milliseconds(200)), &peer);
+    if (!conn) continue;  // deadline: look at the stop flag again
+    if (static_cast<int>(running.size()) >= o.max_sessions) {
+      log.line(fmt::format("refused {}: {} sessions already running", peer, running.size()));
+      (void)send_frame(*conn, proto::error_message("server busy: too many sessions"),
+                       deadline_in(std::chrono::seconds(1)));
+      continue;
+    }
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    const int id = next_id++;
+    running.push_back(Running{
+        std::thread([id, done, peer, &o, &log, fd = std::move(*conn)]() mutable {
+          try {
+            session(id, std::move(fd), peer, o, log);
+          } catch (const std::exception& e) {
+            log.line(fmt::format("session {} {} end: internal error: {}", id, peer, e.what()));
+          }
+          done->store(true);
+        }),
+        done});
+  }
+  for (auto& r : running) r.thread.join();
+  return 0;
+}
+
+}  // namespace rdmacheck::conn

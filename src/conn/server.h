@@ -1,0 +1,36 @@
+// `rdmacheck serve`: accepts test clients over TCP, each in its own session
+// with its own PD, QP and buffer. A client that vanishes, sends garbage or
+// stalls costs its own session only; every wait has a deadline.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "net/tcp.h"
+#include "proto/messages.h"
+#include "verbs/qp.h"
+
+namespace rdmacheck::conn {
+
+struct ServerOptions {
+  std::string bind;  // "" = all addresses
+  uint16_t tcp_port = proto::kDefaultPort;
+  std::string device;
+  int ib_port = 0;
+  int gid_index = -1;
+  int max_sessions = 16;                       // concurrent
+  uint32_t max_bytes = proto::kMaxMessageSize; // registered per session
+  std::chrono::milliseconds handshake_timeout{5000};
+  std::chrono::milliseconds session_timeout{120000};
+  int exit_after = 0;  // stop after this many sessions (0 = never); for scripted use
+  verbs::RcTiming timing;
+};
+
+// Runs until *stop becomes true (checked at least every 200 ms) or exit_after
+// sessions have ended. Returns 0, or 2 when the port cannot be bound.
+int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE* log);
+
+}  // namespace rdmacheck::conn

@@ -1,0 +1,151 @@
+#include "devices/inventory.h"
+
+#include <fmt/core.h>
+
+#include "verbs/ibv.h"
+
+namespace rdmacheck::devices {
+namespace {
+
+void enrich_from_verbs(Inventory& inv) {
+  auto list = verbs::DeviceList::get();
+  if (!list) {
+    inv.notes.push_back(list.error().message());
+    return;
+  }
+  for (auto& d : inv.devices) {
+    ibv_device* dev = list->find(d.name);
+    if (dev == nullptr) {
+      inv.notes.push_back(fmt::format("{} is in sysfs but libibverbs has no provider for it "
+                                      "(install ibverbs-providers)",
+                                      d.name));
+      continue;
+    }
+    auto ctx = verbs::open_device(dev);
+    if (!ctx) {
+      inv.notes.push_back(ctx.error().message());
+      continue;
+    }
+    for (auto& p : d.ports) {
+      auto attr = verbs::query_port(ctx->get(), static_cast<uint8_t>(p.port));
+      if (!attr) {
+        inv.notes.push_back(attr.error().message());
+        continue;
+      }
+      p.active_mtu = verbs::mtu_bytes(attr->active_mtu);
+      p.max_mtu = verbs::mtu_bytes(attr->max_mtu);
+      p.lid = attr->lid;
+    }
+  }
+}
+
+std::string mtu_text(const std::optional<int>& m) { return m ? std::to_string(*m) : "-"; }
+
+}  // namespace
+
+std::vector<std::string> explain_no_devices(const FsRoot& fs) {
+  std::vector<std::string> why;
+  if (!fs.exists("/sys/class/infiniband")) {
+    if (!fs.exists("/sys/module/ib_core")) {
+      why.push_back("the kernel has no RDMA core loaded (/sys/module/ib_core is absent): "
+                    "load the NIC's RDMA driver (mlx5_ib, irdma, bnxt_re, ...) or, for "
+                    "Soft-RoCE, 'modprobe rdma_rxe'");
+    } else {
+      why.push_back("/sys/class/infiniband does not exist: no RDMA driver has registered a device");
+    }
+  } else {
+    why.push_back("/sys/class/infiniband is empty: the RDMA core is loaded but no device is "
+                  "registered (load the NIC's RDMA driver, or create a Soft-RoCE device: "
+                  "'rdma link add rxe0 type rxe netdev eth0')");
+  }
+  if (!fs.exists("/sys/module/rdma_rxe") && !fs.exists("/sys/module/mlx5_ib")) {
+    why.push_back("no RDMA NIC driver module is loaded (looked for mlx5_ib and rdma_rxe in "
+                  "/sys/module)");
+  }
+  return why;
+}
+
+Inventory take_inventory(const FsRoot& fs, bool query_verbs) {
+  Inventory inv;
+  inv.devices = read_rdma_devices(fs);
+  if (inv.devices.empty()) {
+    inv.why_none = explain_no_devices(fs);
+    return inv;
+  }
+  if (query_verbs) enrich_from_verbs(inv);
+  return inv;
+}
+
+nlohmann::json to_json(const Inventory& inv) {
+  nlohmann::json devs = nlohmann::json::array();
+  for (const auto& d : inv.devices) {
+    nlohmann::json ports = nlohmann::json::array();
+    for (const auto& p : d.ports) {
+      nlohmann::json gids = nlohmann::json::array();
+      for (const auto& g : p.gids) {
+        gids.push_back({{"index", g.index},
+                        {"gid", g.gid},
+                        {"type", gid_type_name(g.type)},
+                        {"address", g.address},
+                        {"netdev", g.netdev}});
+      }
+      nlohmann::json pj = {{"port", p.port},
+                           {"state", p.state_name},
+                           {"state_num", p.state},
+                           {"phys_state", p.phys_state_name},
+                           {"phys_state_num", p.phys_state},
+                           {"link_layer", p.link_layer},
+                           {"rate", p.rate},
+                           {"rate_gbps", p.rate_gbps},
+                           {"netdev", p.netdev},
+                           {"gids", gids}};
+      pj["active_mtu"] = p.active_mtu ? nlohmann::json(*p.active_mtu) : nlohmann::json(nullptr);
+      pj["max_mtu"] = p.max_mtu ? nlohmann::json(*p.max_mtu) : nlohmann::json(nullptr);
+      pj["lid"] = p.lid ? nlohmann::json(*p.lid) : nlohmann::json(nullptr);
+      ports.push_back(std::move(pj));
+    }
+    devs.push_back({{"name", d.name},
+                    {"node_type", d.node_type},
+                    {"fw_ver", d.fw_ver},
+                    {"node_guid", d.node_guid},
+                    {"driver", d.driver},
+                    {"pci_address", d.pci_address},
+                    {"ports", ports}});
+  }
+  return {{"devices", devs}, {"why_none", inv.why_none}, {"notes", inv.notes}};
+}
+
+std::string format_text(const Inventory& inv) {
+  std::string out;
+  if (inv.devices.empty()) {
+    out += "No RDMA device found.\n";
+    for (const auto& w : inv.why_none) out += "  - " + w + "\n";
+    return out;
+  }
+  out += fmt::format("{:<10} {:>4} {:<8} {:<10} {:<10} {:>6} {:>6} {:<20} {}\n", "DEVICE", "PORT",
+                     "STATE", "PHYS", "LINK", "MTU", "MAX", "RATE", "NETDEV");
+  for (const auto& d : inv.devices) {
+    for (const auto& p : d.ports) {
+      out += fmt::format("{:<10} {:>4} {:<8} {:<10} {:<10} {:>6} {:>6} {:<20} {}\n", d.name,
+                         p.port, p.state_name, p.phys_state_name, p.link_layer,
+                         mtu_text(p.active_mtu), mtu_text(p.max_mtu), p.rate,
+                         p.netdev.empty() ? "-" : p.netdev);
+    }
+  }
+  out += "\nGID table\n";
+  out += fmt::format("{:<10} {:>4} {:>5} {:<40} {:<8} {:<16} {}\n", "DEVICE", "PORT", "INDEX",
+                     "GID", "TYPE", "ADDRESS", "NETDEV");
+  for (const auto& d : inv.devices) {
+    for (const auto& p : d.ports) {
+      for (const auto& g : p.gids) {
+        out += fmt::format("{:<10} {:>4} {:>5} {:<40} {:<8} {:<16} {}\n", d.name, p.port, g.index,
+                           g.gid, gid_type_name(g.type), g.address.empty() ? "-" : g.address,
+                           g.netdev.empty() ? "-" : g.netdev);
+      }
+    }
+  }
+  for (const auto& n : inv.notes) out += "note: " + n + "\n";
+  return out;
+}
+
+}  // namespace rdmacheck::devices

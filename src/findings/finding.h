@@ -1,0 +1,39 @@
+// The findings model shared by every command: a stable id, a severity, the
+// layer it belongs to, a one-line summary, the evidence (values read and
+// where from) and the fix. Commands produce findings; printers render them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace rdmacheck {
+
+enum class Severity { kOk, kInfo, kWarn, kFail };
+enum class Layer { kDevice, kConnection, kPerformance };
+
+const char* severity_name(Severity s);  // "ok", "info", "warn", "fail"
+const char* layer_name(Layer l);        // "device", "connection", "performance"
+
+struct Finding {
+  std::string id;        // kebab-case, stable: "firewall-blocks-roce"
+  Severity severity = Severity::kInfo;
+  Layer layer = Layer::kDevice;
+  std::string summary;   // one line
+  std::vector<std::string> evidence;
+  std::string fix;       // a command or action; empty when nothing to do
+  std::string host;      // which host it concerns, when more than one
+};
+
+nlohmann::json to_json(const Finding& f);
+nlohmann::json to_json(const std::vector<Finding>& fs);
+
+// Exit status for a list of findings: 0 none at warn or above, 1 warnings, 2 failures.
+int exit_status(const std::vector<Finding>& fs);
+Severity worst(const std::vector<Finding>& fs);
+
+// Text rendering: "FAIL firewall-blocks-roce: summary" + indented evidence and fix.
+std::string format_finding(const Finding& f);
+
+}  // namespace rdmacheck

@@ -1,0 +1,340 @@
+#include "lab/lab.h"
+
+#include <fmt/core.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "lab/hub.h"
+#include "lab/initramfs.h"
+#include "lab/kernel.h"
+#include "lab/vm.h"
+#include "net/tcp.h"
+#include "sysfs/fs_root.h"
+
+namespace rdmacheck::lab {
+namespace {
+
+namespace fs = std::filesystem;
+using Seconds = std::chrono::duration<double>;
+
+struct Guest {
+  GuestPlan plan;
+  std::unique_ptr<Vm> vm;
+  std::string partial;               // console bytes not yet ending in '\n'
+  std::vector<std::string> hidden;   // console lines before our script spoke (firmware, kernel)
+  bool script_started = false;
+  Clock::time_point started_at;
+  std::optional<double> boot_s;
+  bool finished = false;             // wrote exit (runners) or failed
+  std::optional<int> exit;
+  std::string failed;
+};
+
+Status write_file(const fs::path& p, const std::string& text, fs::perms perms = fs::perms::none) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  if (!out) return errno_error("open", p.string());
+  out << text;
+  out.close();
+  if (!out) return errno_error("write", p.string());
+  if (perms != fs::perms::none) {
+    std::error_code ec;
+    fs::permissions(p, perms, ec);
+  }
+  return ok_status();
+}
+
+std::optional<std::string> read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return s;
+}
+
+// Kernel messages ("[    8.898864] sysrq: Power Off") and firmware noise.
+bool is_kernel_line(const std::string& l) {
+  return l.size() > 2 && l[0] == '[' && (l[1] == ' ' || std::isdigit(static_cast<unsigned char>(l[1])));
+}
+
+std::string clean(const std::string& raw) {
+  std::string out;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(raw[i]);
+    if (c == 0x1b) {  // ANSI escape: skip to its final byte
+      ++i;
+      if (i < raw.size() && raw[i] == '[') {
+        while (i + 1 < raw.size() && !std::isalpha(static_cast<unsigned char>(raw[i + 1]))) ++i;
+        ++i;
+      }
+      continue;
+    }
+    if (c == '\r' || (c < 0x20 && c != '\t')) continue;
+    out.push_back(static_cast<char>(c));
+  }
+  return out;
+}
+
+class Lab {
+ public:
+  Lab(const LabOptions& o, const std::atomic<bool>& stop)
+      : o_(o), stop_(stop), out_(o.json ? stderr : stdout) {}
+  int run();
+
+ private:
+  Status prepare(const std::vector<GuestPlan>& plan, const Kernel& k);
+  void pump(Guest& g);
+  void print_line(Guest& g, const std::string& line);
+  void poll_files(Guest& g);
+  int finish(int status, const std::string& why);
+  nlohmann::json result_json(int status, const std::string& why);
+
+  const LabOptions& o_;
+  const std::atomic<bool>& stop_;
+  std::FILE* out_;
+  fs::path dir_;
+  bool made_dir_ = false;
+  std::unique_ptr<Hub> hub_;
+  std::vector<Guest> guests_;
+};
+
+Status Lab::prepare(const std::vector<GuestPlan>& plan, const Kernel& k) {
+  std::error_code ec;
+  if (o_.workdir.empty()) {
+    std::string tmpl = (fs::temp_directory_path() / "rdmacheck-lab-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) return errno_error("mkdtemp", tmpl);
+    dir_ = tmpl;
+    made_dir_ = true;
+  } else {
+    dir_ = fs::absolute(o_.workdir);
+    fs::create_directories(dir_, ec);
+    if (ec) return code_error("mkdir", ec.value(), dir_.string());
+  }
+  fs::create_directories(dir_ / "bin", ec);
+  // The guests run this very binary, copied so it is reachable whatever its path.
+  fs::copy_file("/proc/self/exe", dir_ / "bin" / "rdmacheck", fs::copy_options::overwrite_existing,
+                ec);
+  if (ec) return code_error("copy", ec.value(), "/proc/self/exe");
+  if (auto s = write_initramfs((dir_ / "initrd.cpio").string(), k, "/bin/busybox"); !s) return s;
+  if (auto s = write_file(dir_ / "hosts", hosts_file(plan)); !s) return s;
+  for (const auto& g : plan) {
+    const fs::path gd = dir_ / g.name;
+    fs::remove_all(gd, ec);
+    fs::create_directories(gd, ec);
+    if (ec) return code_error("mkdir", ec.value(), gd.string());
+    if (auto s = write_file(gd / "init.sh", guest_script(g, plan), fs::perms::owner_all); !s) return s;
+    for (size_t i = 0; i < g.setup.size(); ++i) {
+      if (auto s = write_file(gd / fmt::format("setup.{}.sh", i + 1), g.setup[i] + "\n"); !s) return s;
+    }
+    for (size_t i = 0; i < g.run.size(); ++i) {
+      if (auto s = write_file(gd / fmt::format("run.{}.sh", i + 1), g.run[i] + "\n"); !s) return s;
+    }
+  }
+  return ok_status();
+}
+
+void Lab::print_line(Guest& g, const std::string& raw) {
+  const std::string line = clean(raw);
+  if (!g.script_started) {
+    g.hidden.push_back(line);
+    if (g.hidden.size() > 50) g.hidden.erase(g.hidden.begin());
+    if (!o_.verbose) return;
+  }
+  if (!o_.verbose && (is_kernel_line(line) || line.empty())) return;
+  std::fprintf(out_, "%s| %s\n", g.plan.name.c_str(), line.c_str());
+  std::fflush(out_);
+}
+
+void Lab::pump(Guest& g) {
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(g.vm->console_fd(), buf, sizeof buf);
+    if (n <= 0) break;
+    g.partial.append(buf, static_cast<size_t>(n));
+    size_t nl = 0;
+    while ((nl = g.partial.find('\n')) != std::string::npos) {
+      print_line(g, g.partial.substr(0, nl));
+      g.partial.erase(0, nl + 1);
+    }
+  }
+}
+
+void Lab::poll_files(Guest& g) {
+  const fs::path gd = dir_ / g.plan.name;
+  if (!g.boot_s) {
+    if (auto b = read_text(gd / "booted"); b && b->find('\n') != std::string::npos) {
+      g.boot_s = Seconds(Clock::now() - g.started_at).count();
+      g.script_started = true;
+      std::fprintf(out_, "lab: %s booted in %.1f s (guest uptime %s s)\n", g.plan.name.c_str(),
+                   *g.boot_s, trim(*b).c_str());
+      std::fflush(out_);
+    }
+  }
+  if (g.finished) return;
+  if (auto f = read_text(gd / "failed")) {
+    g.failed = trim(*f);
+    g.finished = true;
+  } else if (!g.plan.run.empty()) {
+    if (auto e = read_text(gd / "exit")) {
+      g.exit = std::atoi(e->c_str());
+      g.finished = true;
+    }
+  }
+}
+
+nlohmann::json Lab::result_json(int status, const std::string& why) {
+  nlohmann::json hosts = nlohmann::json::array();
+  for (const auto& g : guests_) {
+    const fs::path gd = dir_ / g.plan.name;
+    nlohmann::json runs = nlohmann::json::array();
+    for (size_t i = 0; i < g.plan.run.size(); ++i) {
+      const auto out = read_text(gd / fmt::format("out.{}", i + 1));
+      const auto rc = read_text(gd / fmt::format("rc.{}", i + 1));
+      nlohmann::json parsed = out ? nlohmann::json::parse(*out, nullptr, false) : nlohmann::json();
+      runs.push_back({{"command", g.plan.run[i]},
+                      {"exit", rc ? nlohmann::json(std::atoi(rc->c_str())) : nlohmann::json()},
+                      {"output", parsed.is_discarded() ? nlohmann::json(out.value_or(""))
+                                                       : parsed}});
+    }
+    hosts.push_back({{"name", g.plan.name},
+                     {"address", g.plan.address},
+                     {"boot_s", g.boot_s ? nlohmann::json(*g.boot_s) : nlohmann::json()},
+                     {"setup", g.plan.setup},
+                     {"serve", g.plan.serve},
+                     {"failed", g.failed},
+                     {"runs", runs}});
+  }
+  return {{"command", "lab"}, {"exit", status}, {"error", why}, {"hosts", hosts}};
+}
+
+int Lab::finish(int status, const std::string& why) {
+  for (auto& g : guests_) {
+    if (g.vm) g.vm->stop(500);
+  }
+  hub_.reset();
+  if (!why.empty()) std::fprintf(stderr, "rdmacheck lab: %s\n", why.c_str());
+  if (o_.json) std::printf("%s\n", result_json(status, why).dump(2).c_str());
+  std::error_code ec;
+  if (o_.keep) {
+    std::fprintf(stderr, "rdmacheck lab: kept %s\n", dir_.c_str());
+  } else if (made_dir_) {
+    fs::remove_all(dir_, ec);
+  }
+  return status;
+}
+
+int Lab::run() {
+  auto plan = make_plan(o_);
+  if (!plan) {
+    std::fprintf(stderr, "rdmacheck lab: %s\n", plan.error().message().c_str());
+    return 2;
+  }
+  const std::string qemu = which("qemu-system-x86_64");
+  if (qemu.empty()) {
+    std::fprintf(stderr, "rdmacheck lab: qemu-system-x86_64 not found: install 'qemu-system-x86'\n");
+    return kLabFailed;
+  }
+  if (which("busybox").empty() && ::access("/bin/busybox", X_OK) != 0) {
+    std::fprintf(stderr, "rdmacheck lab: /bin/busybox not found: install 'busybox-static'\n");
+    return kLabFailed;
+  }
+  auto kernel = find_kernel(FsRoot("/"), o_.kernel);
+  if (!kernel) {
+    std::fprintf(stderr, "rdmacheck lab: %s\n", kernel.error().message().c_str());
+    return kLabFailed;
+  }
+  if (auto s = prepare(*plan, *kernel); !s) return finish(kLabFailed, s.error().message());
+
+  std::vector<std::string> hub_paths;
+  std::vector<std::string> guest_paths;
+  for (const auto& g : *plan) {
+    hub_paths.push_back((dir_ / ("hub-" + g.name + ".sock")).string());
+    guest_paths.push_back((dir_ / (g.name + ".sock")).string());
+  }
+  auto hub = Hub::start(hub_paths, guest_paths);
+  if (!hub) return finish(kLabFailed, hub.error().message());
+  hub_ = std::move(*hub);
+
+  std::fprintf(out_, "lab: %zu hosts on 198.18.0.0/24, kernel %s, %s, work dir %s\n", plan->size(),
+               kernel->version.c_str(), o_.accel == "kvm" ? "KVM" : "TCG emulation", dir_.c_str());
+  for (size_t i = 0; i < plan->size(); ++i) {
+    const GuestPlan& gp = (*plan)[i];
+    VmSpec spec;
+    spec.name = gp.name;
+    spec.qemu = qemu;
+    spec.accel = o_.accel;
+    spec.memory_mb = o_.memory_mb;
+    spec.kernel = kernel->image;
+    spec.initrd = (dir_ / "initrd.cpio").string();
+    spec.lab_dir = dir_.string();
+    spec.wire_local = guest_paths[i];
+    spec.wire_remote = hub_paths[i];
+    spec.mac = fmt::format("52:54:00:12:34:{:02x}", gp.index);
+    Guest g;
+    g.plan = gp;
+    g.started_at = Clock::now();
+    auto vm = Vm::start(spec);
+    if (!vm) return finish(kLabFailed, vm.error().message());
+    g.vm = std::make_unique<Vm>(std::move(*vm));
+    guests_.push_back(std::move(g));
+  }
+
+  const Deadline end = Clock::now() + o_.timeout;
+  for (;;) {
+    std::vector<pollfd> fds;
+    for (auto& g : guests_) fds.push_back(pollfd{g.vm->console_fd(), POLLIN, 0});
+    ::poll(fds.data(), fds.size(), 100);
+    for (auto& g : guests_) {
+      pump(g);
+      poll_files(g);
+    }
+    for (auto& g : guests_) {
+      if (!g.failed.empty()) {
+        return finish(kLabFailed, fmt::format("{} failed: {}", g.plan.name, g.failed));
+      }
+    }
+    const bool all_done = std::all_of(guests_.begin(), guests_.end(), [](const Guest& g) {
+      return g.plan.run.empty() || g.finished;
+    });
+    if (all_done) {
+      int worst = 0;
+      for (const auto& g : guests_) worst = std::max(worst, g.exit.value_or(0));
+      return finish(worst, "");
+    }
+    for (auto& g : guests_) {
+      if (!g.vm->running() && !g.finished) {
+        pump(g);
+        std::string tail;
+        for (const auto& l : g.hidden) tail += "\n  " + l;
+        return finish(kLabFailed, fmt::format("{}'s QEMU exited (status {}) before its test "
+                                              "finished; last console lines:{}",
+                                              g.plan.name, g.vm->exit_status(), tail));
+      }
+    }
+    if (stop_.load()) return finish(kLabFailed, "interrupted");
+    if (Clock::now() >= end) {
+      std::string where;
+      for (const auto& g : guests_) {
+        const auto step = read_text(dir_ / g.plan.name / "step");
+        where += fmt::format("{}{} at '{}'", where.empty() ? "" : ", ", g.plan.name,
+                             step ? trim(*step) : std::string(g.boot_s ? "booted" : "boot"));
+      }
+      return finish(kLabFailed, fmt::format("deadline of {} s reached ({}); guests killed",
+                                            o_.timeout.count(), where));
+    }
+  }
+}
+
+}  // namespace
+
+int run_lab(const LabOptions& o, const std::atomic<bool>& stop) {
+  Lab lab(o, stop);
+  return lab.run();
+}
+
+}  // namespace rdmacheck::lab

@@ -1,0 +1,116 @@
+#include "lab/vm.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fmt/core.h>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace rdmacheck::lab {
+
+std::string which(const std::string& program) {
+  if (program.find('/') != std::string::npos) {
+    return ::access(program.c_str(), X_OK) == 0 ? program : std::string();
+  }
+  const char* path = std::getenv("PATH");
+  std::istringstream in(path != nullptr ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(in, dir, ':');) {
+    const std::string candidate = dir + "/" + program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return {};
+}
+
+std::vector<std::string> qemu_args(const VmSpec& s) {
+  std::vector<std::string> a = {
+      s.qemu,
+      "-name", s.name,
+      "-accel", s.accel == "kvm" ? "kvm" : "tcg,thread=multi",
+      "-cpu", s.accel == "kvm" ? "host" : "max",
+      "-m", std::to_string(s.memory_mb),
+      "-smp", "1",
+      "-nographic", "-no-reboot", "-nodefaults",
+      "-serial", "stdio",
+      "-kernel", s.kernel,
+      "-initrd", s.initrd,
+      // quiet + loglevel keep the kernel's boot chatter off the console; panic=-1 powers off.
+      "-append", fmt::format("console=ttyS0 quiet loglevel=3 panic=-1 rdmacheck.host={}", s.name),
+      "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
+      "-virtfs", fmt::format("local,path={},mount_tag=lab,security_model=none", s.lab_dir),
+      "-netdev", fmt::format("dgram,id=n0,local.type=unix,local.path={},remote.type=unix,"
+                             "remote.path={}",
+                             s.wire_local, s.wire_remote),
+      "-device", fmt::format("virtio-net-pci,netdev=n0,mac={}", s.mac),
+  };
+  return a;
+}
+
+Result<Vm> Vm::start(const VmSpec& s) {
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) return errno_error("pipe2");
+  Fd rd(pipefd[0]);
+  Fd wr(pipefd[1]);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, wr.get(), 1);
+  posix_spawn_file_actions_adddup2(&fa, wr.get(), 2);
+  // Its own process group, so a Ctrl-C on the terminal reaches rdmacheck,
+  // which then stops the guests in order.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  const auto args = qemu_args(s);
+  std::vector<char*> argv;
+  for (const auto& x : args) argv.push_back(const_cast<char*>(x.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return code_error("posix_spawn", rc, s.qemu);
+  ::fcntl(rd.get(), F_SETFL, ::fcntl(rd.get(), F_GETFL) | O_NONBLOCK);
+  return Vm(pid, std::move(rd));
+}
+
+Vm::Vm(Vm&& o) noexcept : pid_(o.pid_), console_(std::move(o.console_)), status_(o.status_) {
+  o.pid_ = -1;
+}
+
+Vm::~Vm() { stop(0); }
+
+bool Vm::running() {
+  if (pid_ < 0) return false;
+  int st = 0;
+  const pid_t r = ::waitpid(pid_, &st, WNOHANG);
+  if (r == 0) return true;
+  if (r == pid_) status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  pid_ = -1;
+  return false;
+}
+
+void Vm::stop(int grace_ms) {
+  if (!running()) return;
+  ::kill(pid_, SIGTERM);
+  for (int waited = 0; waited < grace_ms && running(); waited += 50) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (pid_ >= 0) {
+    ::kill(pid_, SIGKILL);
+    int st = 0;
+    ::waitpid(pid_, &st, 0);
+    status_ = 128 + SIGKILL;
+    pid_ = -1;
+  }
+}
+
+}  // namespace rdmacheck::lab

@@ -1,0 +1,48 @@
+// rdmacheck: proves an RDMA link layer by layer. main() only dispatches.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "base/version.h"
+#include "cli/command.h"
+
+int main(int argc, char** argv) {
+  using rdmacheck::cli::Runner;
+  CLI::App app{
+      "rdmacheck: find out whether an RDMA link works, layer by layer (device, connection, "
+      "performance), and why not.\n"};
+  app.set_version_flag("--version", rdmacheck::kVersionString);
+  app.require_subcommand(1);
+  app.footer(
+      "Run 'rdmacheck COMMAND --help' for a command's options.\n"
+      "Exit status: 0 healthy, 1 warnings, 2 failures or bad usage.");
+  std::map<std::string, Runner> runners;
+  for (const auto& c : rdmacheck::cli::commands()) {
+    CLI::App* sub = app.add_subcommand(c.name, c.summary);
+    runners[c.name] = c.attach(*sub);
+  }
+  if (argc > 1 && argv[1][0] != '-' && runners.count(argv[1]) == 0) {
+    std::fprintf(stderr, "rdmacheck: error: unknown command '%s' (see 'rdmacheck --help')\n",
+                 argv[1]);
+    return 2;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "rdmacheck: error: %s (see 'rdmacheck --help')\n", e.what());
+    return 2;
+  }
+  rdmacheck::cli::install_signal_handlers();
+  for (const auto* sub : app.get_subcommands()) {
+    return runners.at(sub->get_name())();
+  }
+  return 2;
+}

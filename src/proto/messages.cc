@@ -1,0 +1,343 @@
+#include "proto/messages.h"
+
+#include <fmt/core.h>
+
+#include <cctype>
+#include <cmath>
+
+namespace rdmacheck::proto {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxString = 256;
+constexpr size_t kMaxSteps = 32;
+constexpr size_t kMaxErrors = 64;
+
+// Reads fields of one JSON object, remembering the first problem so a parser
+// reads straight through and checks once at the end.
+class Fields {
+ public:
+  Fields(const json& j, std::string where) : j_(j), where_(std::move(where)) {
+    if (!j_.is_object()) fail("", "not an object");
+  }
+
+  template <typename Int>
+  Int integer(const char* key, uint64_t lo, uint64_t hi) {
+    const json* v = find(key);
+    if (v == nullptr) return 0;
+    if (!v->is_number_unsigned() || v->get<uint64_t>() < lo || v->get<uint64_t>() > hi) {
+      fail(key, fmt::format("must be an integer in {}..{}", lo, hi));
+      return 0;
+    }
+    return static_cast<Int>(v->get<uint64_t>());
+  }
+
+  double number(const char* key, double lo, double hi) {
+    const json* v = find(key);
+    if (v == nullptr) return 0;
+    if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < lo ||
+        v->get<double>() > hi) {
+      fail(key, fmt::format("must be a number in {}..{}", lo, hi));
+      return 0;
+    }
+    return v->get<double>();
+  }
+
+  std::string text(const char* key, bool required = true) {
+    const json* v = find(key, required);
+    if (v == nullptr) return {};
+    if (!v->is_string() || v->get_ref<const std::string&>().size() > kMaxString) {
+      fail(key, fmt::format("must be a string of at most {} characters", kMaxString));
+      return {};
+    }
+    for (unsigned char c : v->get_ref<const std::string&>()) {
+      if (std::iscntrl(c) != 0) {
+        fail(key, "must not contain control characters");
+        return {};
+      }
+    }
+    return v->get<std::string>();
+  }
+
+  std::string one_of(const char* key, std::initializer_list<const char*> allowed) {
+    std::string s = text(key);
+    if (!error_) {
+      for (const char* a : allowed) {
+        if (s == a) return s;
+      }
+      fail(key, fmt::format("unknown value '{}'", s));
+    }
+    return {};
+  }
+
+  std::string gid(const char* key) {
+    std::string s = text(key);
+    if (!error_ && !valid_gid_text(s)) fail(key, "must be a GID (8 groups of 4 hex digits)");
+    return s;
+  }
+
+  const json* object(const char* key) {
+    const json* v = find(key);
+    if (v != nullptr && !v->is_object()) {
+      fail(key, "must be an object");
+      return nullptr;
+    }
+    return v;
+  }
+
+  const json* array(const char* key, size_t max) {
+    const json* v = find(key);
+    if (v != nullptr && (!v->is_array() || v->size() > max)) {
+      fail(key, fmt::format("must be an array of at most {} entries", max));
+      return nullptr;
+    }
+    return v;
+  }
+
+  void merge(const std::optional<Error>& e) {
+    if (e && !error_) error_ = e;
+  }
+  void merge(const Error& e) {
+    if (!error_) error_ = e;
+  }
+  [[nodiscard]] const std::optional<Error>& error() const { return error_; }
+
+ private:
+  const json* find(const char* key, bool required = true) {
+    if (error_) return nullptr;
+    auto it = j_.find(key);
+    if (it == j_.end()) {
+      if (required) fail(key, "missing");
+      return nullptr;
+    }
+    return &*it;
+  }
+  void fail(const std::string& key, const std::string& why) {
+    if (!error_) {
+      error_ = plain_error("handshake", fmt::format("{}{}{}: {}", where_, key.empty() ? "" : ".",
+                                                    key, why));
+    }
+  }
+
+  const json& j_;
+  std::string where_;
+  std::optional<Error> error_;
+};
+
+std::optional<Error> check_type(const json& j, const char* type) {
+  if (message_type(j) == type) return std::nullopt;
+  if (message_type(j) == "error") {
+    return plain_error("peer", error_text(j));
+  }
+  return plain_error("handshake", fmt::format("expected a '{}' message, got '{}'", type,
+                                              message_type(j)));
+}
+
+HostFacts read_facts(Fields& parent, const json* j) {
+  HostFacts f;
+  if (j == nullptr) return f;
+  Fields r(*j, "facts");
+  f.hostname = r.text("hostname");
+  f.version = r.text("version");
+  f.device = r.text("device");
+  f.port = r.integer<int>("port", 1, 255);
+  f.gid_index = r.integer<int>("gid_index", 0, 65535);
+  f.gid = r.gid("gid");
+  f.gid_type = r.text("gid_type");
+  f.active_mtu = r.integer<int>("active_mtu", 0, 4096);
+  f.netdev_mtu = r.integer<int>("netdev_mtu", 0, 65536);
+  f.rate_gbps = r.number("rate_gbps", 0, 1e5);
+  f.netdev = r.text("netdev");
+  parent.merge(r.error());
+  return f;
+}
+
+QpInfo read_qp(Fields& parent, const json* j) {
+  QpInfo q;
+  if (j == nullptr) return q;
+  Fields r(*j, "qp");
+  q.qpn = r.integer<uint32_t>("qpn", 1, 0xffffff);
+  q.psn = r.integer<uint32_t>("psn", 0, 0xffffff);
+  q.gid = r.gid("gid");
+  q.lid = r.integer<uint16_t>("lid", 0, 0xffff);
+  q.addr = r.integer<uint64_t>("addr", 0, UINT64_MAX);
+  q.rkey = r.integer<uint32_t>("rkey", 0, UINT32_MAX);
+  q.qkey = r.integer<uint32_t>("qkey", 0, UINT32_MAX);
+  parent.merge(r.error());
+  return q;
+}
+
+std::vector<Step> read_steps(Fields& parent, const json* j) {
+  std::vector<Step> steps;
+  if (j == nullptr) return steps;
+  for (const auto& e : *j) {
+    Fields r(e, "timeline[]");
+    Step s;
+    s.name = r.one_of("name", {"RESET", "INIT", "RTR", "RTS", "ERROR"});
+    s.usec = r.number("usec", 0, 1e12);
+    const auto ok = e.find("ok");
+    s.ok = ok != e.end() && ok->is_boolean() && ok->get<bool>();
+    s.error = r.text("error", false);
+    parent.merge(r.error());
+    steps.push_back(std::move(s));
+  }
+  return steps;
+}
+
+json qp_json(const QpInfo& q) {
+  return {{"qpn", q.qpn}, {"psn", q.psn},   {"gid", q.gid},  {"lid", q.lid},
+          {"addr", q.addr}, {"rkey", q.rkey}, {"qkey", q.qkey}};
+}
+
+}  // namespace
+
+bool valid_gid_text(const std::string& gid) {
+  if (gid.size() != 39) return false;
+  for (size_t i = 0; i < gid.size(); ++i) {
+    if (i % 5 == 4) {
+      if (gid[i] != ':') return false;
+    } else if (std::isxdigit(static_cast<unsigned char>(gid[i])) == 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string message_type(const json& j) {
+  auto it = j.find("type");
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string error_text(const json& j) {
+  auto it = j.find("message");
+  if (it == j.end() || !it->is_string()) return "peer sent an error without a message";
+  return it->get<std::string>().substr(0, 512);
+}
+
+json error_message(const std::string& text) {
+  return {{"type", "error"}, {"version", kVersion}, {"message", text}};
+}
+
+json to_json(const HostFacts& f) {
+  return {{"hostname", f.hostname},   {"version", f.version},       {"device", f.device},
+          {"port", f.port},           {"gid_index", f.gid_index},   {"gid", f.gid},
+          {"gid_type", f.gid_type},   {"active_mtu", f.active_mtu}, {"netdev_mtu", f.netdev_mtu},
+          {"rate_gbps", f.rate_gbps}, {"netdev", f.netdev}};
+}
+
+json to_json(const std::vector<Step>& steps) {
+  json a = json::array();
+  for (const auto& s : steps) {
+    json e = {{"name", s.name}, {"usec", s.usec}, {"ok", s.ok}};
+    if (!s.error.empty()) e["error"] = s.error;
+    a.push_back(std::move(e));
+  }
+  return a;
+}
+
+json to_json(const Hello& m) {
+  return {{"type", "hello"},
+          {"version", m.version},
+          {"test",
+           {{"kind", m.test.kind},
+            {"transport", m.test.transport},
+            {"op", m.test.op},
+            {"max_size", m.test.max_size},
+            {"depth", m.test.depth}}},
+          {"facts", to_json(m.facts)},
+          {"qp", qp_json(m.qp)}};
+}
+
+json to_json(const Welcome& m) {
+  return {{"type", "welcome"},
+          {"version", kVersion},
+          {"facts", to_json(m.facts)},
+          {"qp", qp_json(m.qp)},
+          {"timeline", to_json(m.timeline)}};
+}
+
+json to_json(const Done& m) {
+  return {{"type", "done"},
+          {"version", kVersion},
+          {"timeline", to_json(m.timeline)},
+          {"sent", m.sent},
+          {"received", m.received}};
+}
+
+json to_json(const Bye& m) {
+  return {{"type", "bye"},          {"version", kVersion},         {"timeline", to_json(m.timeline)},
+          {"received", m.received}, {"replied", m.replied},        {"wc_errors", m.wc_errors},
+          {"firewall", m.firewall}};
+}
+
+Result<Hello> parse_hello(const json& j) {
+  if (auto e = check_type(j, "hello")) return *e;
+  Fields r(j, "hello");
+  Hello m;
+  m.version = r.integer<int>("version", 0, 1000000);
+  if (!r.error() && m.version != kVersion) {
+    return plain_error("handshake", fmt::format("client speaks protocol version {}, this server "
+                                                "speaks {}: run the same rdmacheck version on both "
+                                                "hosts",
+                                                m.version, kVersion));
+  }
+  if (const json* t = r.object("test")) {
+    Fields tr(*t, "test");
+    m.test.kind = tr.one_of("kind", {"ping"});
+    m.test.transport = tr.one_of("transport", {"rc", "ud"});
+    m.test.op = tr.one_of("op", {"send", "write"});
+    m.test.max_size = tr.integer<uint32_t>("max_size", 1, kMaxMessageSize);
+    m.test.depth = tr.integer<uint32_t>("depth", 1, kMaxDepth);
+    r.merge(tr.error());
+  }
+  m.facts = read_facts(r, r.object("facts"));
+  m.qp = read_qp(r, r.object("qp"));
+  if (!r.error() && m.test.transport == "ud" && m.test.op != "send") {
+    return plain_error("handshake", "hello.test: UD carries only send");
+  }
+  if (r.error()) return *r.error();
+  return m;
+}
+
+Result<Welcome> parse_welcome(const json& j) {
+  if (auto e = check_type(j, "welcome")) return *e;
+  Fields r(j, "welcome");
+  Welcome m;
+  m.facts = read_facts(r, r.object("facts"));
+  m.qp = read_qp(r, r.object("qp"));
+  m.timeline = read_steps(r, r.array("timeline", kMaxSteps));
+  if (r.error()) return *r.error();
+  return m;
+}
+
+Result<Done> parse_done(const json& j) {
+  if (auto e = check_type(j, "done")) return *e;
+  Fields r(j, "done");
+  Done m;
+  m.timeline = read_steps(r, r.array("timeline", kMaxSteps));
+  m.sent = r.integer<uint64_t>("sent", 0, UINT64_MAX);
+  m.received = r.integer<uint64_t>("received", 0, UINT64_MAX);
+  if (r.error()) return *r.error();
+  return m;
+}
+
+Result<Bye> parse_bye(const json& j) {
+  if (auto e = check_type(j, "bye")) return *e;
+  Fields r(j, "bye");
+  Bye m;
+  m.timeline = read_steps(r, r.array("timeline", kMaxSteps));
+  m.received = r.integer<uint64_t>("received", 0, UINT64_MAX);
+  m.replied = r.integer<uint64_t>("replied", 0, UINT64_MAX);
+  if (const json* a = r.array("wc_errors", kMaxErrors)) {
+    for (const auto& e : *a) {
+      if (!e.is_string()) return plain_error("handshake", "bye.wc_errors: must be strings");
+      m.wc_errors.push_back(e.get<std::string>().substr(0, kMaxString));
+    }
+  }
+  m.firewall = r.text("firewall");
+  if (r.error()) return *r.error();
+  return m;
+}
+
+}  // namespace rdmacheck::proto

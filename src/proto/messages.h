@@ -1,0 +1,109 @@
+// The handshake between `rdmacheck ping/bw/check` and `rdmacheck serve`:
+// versioned JSON messages in length-prefixed frames (net/tcp.h). Every field
+// is validated (type, range, format) by parse_* before any of it is used.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/result.h"
+
+namespace rdmacheck::proto {
+
+constexpr int kVersion = 1;
+constexpr uint16_t kDefaultPort = 4792;  // next to RoCE's UDP 4791; not perftest's 18515 nor rping's 7174
+constexpr uint32_t kMaxMessageSize = 64u << 20;  // largest test message a client may ask for
+constexpr uint32_t kMaxDepth = 1024;
+
+// What each side tells the other about itself, so that either can compare.
+struct HostFacts {
+  std::string hostname;
+  std::string version;     // rdmacheck version
+  std::string device;      // "rxe0"
+  int port = 1;
+  int gid_index = 0;
+  std::string gid;         // "0000:0000:0000:0000:0000:ffff:c612:0001"
+  std::string gid_type;    // "RoCE v2"
+  int active_mtu = 0;      // bytes
+  int netdev_mtu = 0;      // bytes, 0 when unknown
+  double rate_gbps = 0;
+  std::string netdev;
+};
+
+struct QpInfo {
+  uint32_t qpn = 0;   // 24 bits
+  uint32_t psn = 0;   // 24 bits
+  std::string gid;
+  uint16_t lid = 0;
+  uint64_t addr = 0;  // buffer for RDMA write/read tests, 0 when none
+  uint32_t rkey = 0;
+  uint32_t qkey = 0;  // UD only
+};
+
+struct TestSpec {
+  std::string kind = "ping";     // ping
+  std::string transport = "rc";  // rc | ud
+  std::string op = "send";       // send | write
+  uint32_t max_size = 0;         // bytes
+  uint32_t depth = 1;            // receive buffers to keep posted
+};
+
+struct Step {  // one QP state change and how long it took
+  std::string name;   // "INIT", "RTR", "RTS", "ERROR"
+  double usec = 0;
+  bool ok = true;
+  std::string error;
+};
+
+struct Hello {
+  int version = kVersion;
+  TestSpec test;
+  HostFacts facts;
+  QpInfo qp;
+};
+
+struct Welcome {
+  HostFacts facts;
+  QpInfo qp;
+  std::vector<Step> timeline;
+};
+
+struct Done {
+  std::vector<Step> timeline;
+  uint64_t sent = 0;
+  uint64_t received = 0;
+};
+
+struct Bye {
+  std::vector<Step> timeline;
+  uint64_t received = 0;
+  uint64_t replied = 0;
+  std::vector<std::string> wc_errors;  // completion errors the server saw ("retry exceeded ...")
+  std::string firewall;  // the server's own view of UDP 4791 filtering: "", or the rule text
+};
+
+nlohmann::json to_json(const Hello& m);
+nlohmann::json to_json(const Welcome& m);
+nlohmann::json to_json(const Done& m);
+nlohmann::json to_json(const Bye& m);
+nlohmann::json error_message(const std::string& text);
+
+Result<Hello> parse_hello(const nlohmann::json& j);
+Result<Welcome> parse_welcome(const nlohmann::json& j);
+Result<Done> parse_done(const nlohmann::json& j);
+Result<Bye> parse_bye(const nlohmann::json& j);
+
+// "type" of a message, or "" when absent; an "error" message's text.
+std::string message_type(const nlohmann::json& j);
+std::string error_text(const nlohmann::json& j);
+
+// GID text as sysfs prints it: 8 groups of 4 hex digits.
+bool valid_gid_text(const std::string& gid);
+nlohmann::json to_json(const HostFacts& f);
+nlohmann::json to_json(const std::vector<Step>& steps);
+
+}  // namespace rdmacheck::proto

@@ -1,0 +1,43 @@
+// All reading of the machine (sysfs, procfs) goes through an FsRoot, rooted at
+// "/" in production and at a captured or documented fixture tree in tests
+// (--root DIR or RDMACHECK_ROOT), as rdma-core's SYSFS_PATH does.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+
+namespace rdmacheck {
+
+class FsRoot {
+ public:
+  explicit FsRoot(std::filesystem::path root = "/") : root_(std::move(root)) {}
+
+  // The root named by --root, else $RDMACHECK_ROOT, else "/".
+  static FsRoot from_option(const std::string& option);
+
+  [[nodiscard]] const std::filesystem::path& root() const { return root_; }
+  // The host path of an absolute machine path ("/sys/class/net" -> ROOT/sys/class/net).
+  [[nodiscard]] std::filesystem::path host_path(const std::string& abs) const;
+
+  // Whole file, trailing newline removed. Errors carry the errno (sysfs
+  // attributes that exist but are not applicable fail with EINVAL on read).
+  [[nodiscard]] Result<std::string> read(const std::string& abs) const;
+  // The first line, trimmed, or nullopt when unreadable.
+  [[nodiscard]] std::optional<std::string> read_line(const std::string& abs) const;
+  [[nodiscard]] bool exists(const std::string& abs) const;
+  // Names in a directory, sorted; empty when it does not exist.
+  [[nodiscard]] std::vector<std::string> list(const std::string& abs) const;
+  // Target of a symbolic link's last component ("../../devices/pci0000:00/..." -> "0000:00:03.0").
+  [[nodiscard]] std::optional<std::string> link_target(const std::string& abs) const;
+
+ private:
+  std::filesystem::path root_;
+};
+
+std::string trim(std::string s);
+
+}  // namespace rdmacheck
