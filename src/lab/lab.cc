@@ -24,6 +24,8 @@ namespace {
 namespace fs = std::filesystem;
 using Seconds = std::chrono::duration<double>;
 
+const std::string kMarker = "rdmacheck-lab: up ";
+
 struct Guest {
   GuestPlan plan;
   std::unique_ptr<Vm> vm;
@@ -141,6 +143,12 @@ Status Lab::prepare(const std::vector<GuestPlan>& plan, const Kernel& k) {
 void Lab::print_line(Guest& g, const std::string& raw) {
   const std::string line = clean(raw);
   if (!g.script_started) {
+    // Everything up to our script's first line is firmware and kernel
+    // chatter; the marker line itself may carry an unterminated firmware line.
+    if (line.find(kMarker + g.plan.name) != std::string::npos) {
+      g.script_started = true;
+      return;
+    }
     g.hidden.push_back(line);
     if (g.hidden.size() > 50) g.hidden.erase(g.hidden.begin());
     if (!o_.verbose) return;
@@ -169,7 +177,6 @@ void Lab::poll_files(Guest& g) {
   if (!g.boot_s) {
     if (auto b = read_text(gd / "booted"); b && b->find('\n') != std::string::npos) {
       g.boot_s = Seconds(Clock::now() - g.started_at).count();
-      g.script_started = true;
       std::fprintf(out_, "lab: %s booted in %.1f s (guest uptime %s s)\n", g.plan.name.c_str(),
                    *g.boot_s, trim(*b).c_str());
       std::fflush(out_);

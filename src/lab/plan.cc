@@ -129,6 +129,7 @@ std::string guest_script(const GuestPlan& g, const std::vector<GuestPlan>& plan)
 LAB=/run/lab
 ME={name}
 D=$LAB/{name}
+echo; echo "rdmacheck-lab: up {name}"
 export PATH=$LAB/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys

@@ -46,8 +46,9 @@ std::string format_sockaddr(const sockaddr* sa) {
 Status io_all(int fd, char* buf, size_t len, bool writing, Deadline d) {
   size_t done = 0;
   while (done < len) {
-    ssize_t n = writing ? ::send(fd, buf + done, len - done, MSG_NOSIGNAL)
-                        : ::recv(fd, buf + done, len - done, 0);
+    // MSG_DONTWAIT: the deadline holds even on a socket left in blocking mode.
+    ssize_t n = writing ? ::send(fd, buf + done, len - done, MSG_NOSIGNAL | MSG_DONTWAIT)
+                        : ::recv(fd, buf + done, len - done, MSG_DONTWAIT);
     if (n > 0) {
       done += static_cast<size_t>(n);
       continue;
@@ -218,6 +219,14 @@ std::string peer_address(const Fd& fd) {
   socklen_t len = sizeof ss;
   if (::getpeername(fd.get(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) return {};
   return format_sockaddr(reinterpret_cast<sockaddr*>(&ss));
+}
+
+uint16_t local_port(const Fd& fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
+  return ntohs(ss.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
+                                        : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
 }
 
 }  // namespace rdmacheck

@@ -58,5 +58,7 @@ Result<nlohmann::json> recv_frame(const Fd& fd, Deadline d, uint32_t max = kMaxF
 // The local address the kernel would use to reach the connected peer, and the peer's.
 std::string local_address(const Fd& fd);
 std::string peer_address(const Fd& fd);
+// The local port of a bound socket (after binding port 0).
+uint16_t local_port(const Fd& fd);
 
 }  // namespace rdmacheck

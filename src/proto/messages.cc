@@ -26,7 +26,10 @@ class Fields {
   Int integer(const char* key, uint64_t lo, uint64_t hi) {
     const json* v = find(key);
     if (v == nullptr) return 0;
-    if (!v->is_number_unsigned() || v->get<uint64_t>() < lo || v->get<uint64_t>() > hi) {
+    // Parsed text gives non-negative integers as unsigned; built in memory, as signed.
+    const bool integral =
+        v->is_number_unsigned() || (v->is_number_integer() && v->get<int64_t>() >= 0);
+    if (!integral || v->get<uint64_t>() < lo || v->get<uint64_t>() > hi) {
       fail(key, fmt::format("must be an integer in {}..{}", lo, hi));
       return 0;
     }

@@ -1,0 +1,116 @@
+// The server's robustness before any RDMA resource is involved: everything
+// here is refused during the handshake, so it runs on loopback without a
+// device. That the served sessions carry real RDMA is proven in the lab tests.
+#include "conn/server.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <thread>
+
+namespace rdmacheck::conn {
+namespace {
+
+using namespace std::chrono_literals;
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void start(int max_sessions) {
+    // Find a free port, then serve on it.
+    auto l = tcp_listen("127.0.0.1", 0);
+    port_ = local_port(*l);
+    *l = Fd();
+    o_.bind = "127.0.0.1";
+    o_.tcp_port = port_;
+    o_.max_sessions = max_sessions;
+    o_.handshake_timeout = 300ms;
+    log_ = std::tmpfile();
+    thread_ = std::thread([this] { rc_ = run_server(o_, stop_, log_); });
+    for (int i = 0; i < 50; ++i) {
+      if (tcp_connect("127.0.0.1", port_, deadline_in(100ms)).ok()) break;
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+  void TearDown() override {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+    if (log_ != nullptr) std::fclose(log_);
+  }
+  Fd connect() {
+    auto c = tcp_connect("127.0.0.1", port_, deadline_in(2s));
+    EXPECT_TRUE(c.ok());
+    return std::move(*c);
+  }
+  // A well-formed hello the server must refuse for its version.
+  std::string ask_with_bad_version() {
+    Fd c = connect();
+    nlohmann::json hello = {{"type", "hello"}, {"version", 99}};
+    EXPECT_TRUE(send_frame(c, hello, deadline_in(2s)).ok());
+    auto r = recv_frame(c, deadline_in(2s));
+    return r.ok() ? proto::error_text(*r) : r.error().message();
+  }
+  std::string log_text() {
+    std::fflush(log_);
+    std::rewind(log_);
+    std::string s;
+    char buf[4096];
+    while (size_t n = std::fread(buf, 1, sizeof buf, log_)) s.append(buf, n);
+    return s;
+  }
+
+  ServerOptions o_;
+  uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::FILE* log_ = nullptr;
+  std::thread thread_;
+  int rc_ = -1;
+};
+
+TEST_F(ServerTest, SurvivesGarbageOversizeSilenceAndVanishingClients) {
+  start(8);  // room for all of them at once (the readiness probe is a session too)
+  {
+    Fd c = connect();
+    const char http[] = "GET / HTTP/1.0\r\n\r\n";
+    ::send(c.get(), http, sizeof http - 1, MSG_NOSIGNAL);
+  }
+  {
+    Fd c = connect();
+    const char huge[4] = {0x7f, 0x7f, 0x7f, 0x7f};
+    ::send(c.get(), huge, 4, MSG_NOSIGNAL);
+  }
+  {
+    Fd c = connect();  // says nothing and leaves
+  }
+  Fd silent = connect();  // says nothing and stays: the handshake deadline ends it
+  std::this_thread::sleep_for(500ms);
+  EXPECT_NE(ask_with_bad_version().find("same rdmacheck version"), std::string::npos);
+  const std::string log = log_text();
+  EXPECT_NE(log.find("no valid handshake"), std::string::npos) << log;
+  EXPECT_NE(log.find("deadline reached"), std::string::npos) << log;
+}
+
+TEST_F(ServerTest, BusyWhenSessionsAreFull) {
+  start(1);
+  Fd first = connect();  // occupies the only session until its handshake deadline
+  std::this_thread::sleep_for(100ms);
+  Fd second = connect();
+  auto r = recv_frame(second, deadline_in(2s));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(proto::error_text(*r), "server busy: too many sessions");
+  // Once the silent one has timed out, the server serves again.
+  std::this_thread::sleep_for(600ms);
+  EXPECT_NE(ask_with_bad_version().find("same rdmacheck version"), std::string::npos);
+}
+
+TEST_F(ServerTest, BindFailureIsReported) {
+  auto l = tcp_listen("127.0.0.1", 0);
+  ServerOptions o;
+  o.bind = "127.0.0.1";
+  o.tcp_port = local_port(*l);
+  std::atomic<bool> stop{false};
+  // The port is taken (listening without SO_REUSEPORT): bind fails, exit 2.
+  EXPECT_EQ(run_server(o, stop, stderr), 2);
+}
+
+}  // namespace
+}  // namespace rdmacheck::conn

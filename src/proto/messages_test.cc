@@ -1,0 +1,111 @@
+#include "proto/messages.h"
+
+#include <gtest/gtest.h>
+
+namespace rdmacheck::proto {
+namespace {
+
+Hello sample_hello() {
+  Hello h;
+  h.test.max_size = 8192;
+  h.facts.hostname = "h2";
+  h.facts.version = "0.1.0";
+  h.facts.device = "rxe0";
+  h.facts.gid = "0000:0000:0000:0000:0000:ffff:c612:0002";
+  h.facts.gid_type = "RoCE v2";
+  h.facts.active_mtu = 1024;
+  h.facts.netdev_mtu = 1500;
+  h.facts.netdev = "eth0";
+  h.qp.qpn = 0x11;
+  h.qp.psn = 0xabcdef;
+  h.qp.gid = h.facts.gid;
+  return h;
+}
+
+TEST(Messages, HelloRoundTrips) {
+  auto parsed = parse_hello(to_json(sample_hello()));
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ(parsed->qp.qpn, 0x11u);
+  EXPECT_EQ(parsed->qp.psn, 0xabcdefu);
+  EXPECT_EQ(parsed->facts.active_mtu, 1024);
+  EXPECT_EQ(parsed->test.transport, "rc");
+}
+
+TEST(Messages, RejectsOutOfRangeFields) {
+  auto j = to_json(sample_hello());
+  j["qp"]["psn"] = 0x1000000;  // 25 bits
+  auto r = parse_hello(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("qp.psn"), std::string::npos);
+
+  j = to_json(sample_hello());
+  j["test"]["max_size"] = kMaxMessageSize + 1;
+  EXPECT_FALSE(parse_hello(j).ok());
+
+  j = to_json(sample_hello());
+  j["facts"]["active_mtu"] = -5;
+  EXPECT_FALSE(parse_hello(j).ok());
+
+  j = to_json(sample_hello());
+  j["qp"]["gid"] = "::ffff:1.2.3.4";
+  EXPECT_FALSE(parse_hello(j).ok());
+
+  j = to_json(sample_hello());
+  j["test"]["transport"] = "xrc";
+  EXPECT_FALSE(parse_hello(j).ok());
+
+  j = to_json(sample_hello());
+  j["facts"]["hostname"] = std::string(1000, 'a');
+  EXPECT_FALSE(parse_hello(j).ok());
+
+  j = to_json(sample_hello());
+  j["facts"].erase("device");
+  EXPECT_FALSE(parse_hello(j).ok());
+}
+
+TEST(Messages, VersionMismatchIsNamed) {
+  auto j = to_json(sample_hello());
+  j["version"] = kVersion + 1;
+  auto r = parse_hello(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("same rdmacheck version"), std::string::npos);
+}
+
+TEST(Messages, UdCarriesOnlySend) {
+  auto h = sample_hello();
+  h.test.transport = "ud";
+  h.test.op = "write";
+  EXPECT_FALSE(parse_hello(to_json(h)).ok());
+}
+
+TEST(Messages, PeerErrorsSurface) {
+  auto r = parse_welcome(error_message("server busy: too many sessions"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message(), "peer: server busy: too many sessions");
+  EXPECT_FALSE(parse_welcome(nlohmann::json::array()).ok());
+  EXPECT_FALSE(parse_done(nlohmann::json{{"type", "bye"}}).ok());
+}
+
+TEST(Messages, GidText) {
+  EXPECT_TRUE(valid_gid_text("fe80:0000:0000:0000:5054:00ff:fe12:3401"));
+  EXPECT_FALSE(valid_gid_text("fe80:0000:0000:0000:5054:00ff:fe12:340"));
+  EXPECT_FALSE(valid_gid_text("fe80:0000:0000:0000:5054:00ff:fe12:34g1"));
+  EXPECT_FALSE(valid_gid_text("fe80-0000:0000:0000:5054:00ff:fe12:3401"));
+}
+
+TEST(Messages, ByeRoundTrips) {
+  Bye b;
+  b.received = 3;
+  b.replied = 3;
+  b.wc_errors = {"transport retry counter exceeded (12)"};
+  b.firewall = "-A INPUT -p udp -m udp --dport 4791 -j DROP";
+  b.timeline = {{"INIT", 10, true, ""}, {"ERROR", 0, false, "x"}};
+  auto r = parse_bye(to_json(b));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->firewall, b.firewall);
+  ASSERT_EQ(r->timeline.size(), 2u);
+  EXPECT_FALSE(r->timeline[1].ok);
+}
+
+}  // namespace
+}  // namespace rdmacheck::proto
