@@ -195,11 +195,20 @@ Result<nlohmann::json> recv_frame(const Fd& fd, Deadline d, uint32_t max) {
   uint32_t n = 0;
   if (auto s = io_all(fd.get(), reinterpret_cast<char*>(&n), 4, false, d); !s) return s.error();
   n = ntohl(n);
+  if (auto s = check_frame_length(n, max); !s) return s.error();
+  std::string body(n, '\0');
+  if (auto s = io_all(fd.get(), body.data(), n, false, d); !s) return s.error();
+  return decode_frame_body(body);
+}
+
+Status check_frame_length(uint32_t n, uint32_t max) {
   if (n == 0 || n > max) {
     return plain_error("recv_frame", fmt::format("frame length {} outside 1..{}", n, max));
   }
-  std::string body(n, '\0');
-  if (auto s = io_all(fd.get(), body.data(), n, false, d); !s) return s.error();
+  return ok_status();
+}
+
+Result<nlohmann::json> decode_frame_body(const std::string& body) {
   auto j = nlohmann::json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     return plain_error("recv_frame", "frame is not a JSON object");

@@ -52,6 +52,10 @@ Result<Fd> tcp_listen(const std::string& addr, uint16_t port, int backlog = 64);
 Result<Fd> tcp_accept(const Fd& listener, Deadline d, std::string* peer);
 
 Status send_frame(const Fd& fd, const nlohmann::json& msg, Deadline d);
+// The checks recv_frame applies, as pure functions (the fuzz target drives them).
+Status check_frame_length(uint32_t n, uint32_t max = kMaxFrame);
+Result<nlohmann::json> decode_frame_body(const std::string& body);
+
 // Reads one frame; rejects oversize lengths, truncated frames and invalid JSON.
 Result<nlohmann::json> recv_frame(const Fd& fd, Deadline d, uint32_t max = kMaxFrame);
 

@@ -1,0 +1,72 @@
+#include "lab/lab_harness.h"
+
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace rdmacheck::labtest {
+namespace {
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace
+
+LabRun run_lab(const std::vector<std::string>& args) {
+  const std::string err = "/tmp/rdmacheck-labtest-" + std::to_string(::getpid()) + ".err";
+  std::string cmd = std::string(RDMACHECK_BIN) + " lab --json";
+  for (const auto& a : args) cmd += " " + quote(a);
+  cmd += " 2>" + err;
+  LabRun r;
+  const auto t0 = std::chrono::steady_clock::now();
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int st = ::pclose(p);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.exit = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r.doc = nlohmann::json::parse(out, nullptr, false);
+  if (r.doc.is_discarded()) r.doc = nullptr;
+  std::ifstream e(err);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.console = ss.str();
+  ::unlink(err.c_str());
+  return r;
+}
+
+const nlohmann::json& run_output(const LabRun& r, const std::string& host, size_t n) {
+  static const nlohmann::json null;
+  if (!r.doc.is_object()) return null;
+  for (const auto& h : r.doc["hosts"]) {
+    if (h["name"] == host && h["runs"].size() > n) return h["runs"][n]["output"];
+  }
+  return null;
+}
+
+int run_exit(const LabRun& r, const std::string& host, size_t n) {
+  if (!r.doc.is_object()) return -1;
+  for (const auto& h : r.doc["hosts"]) {
+    if (h["name"] == host && h["runs"].size() > n && h["runs"][n]["exit"].is_number()) {
+      return h["runs"][n]["exit"].get<int>();
+    }
+  }
+  return -1;
+}
+
+std::vector<std::string> finding_ids(const nlohmann::json& findings) {
+  std::vector<std::string> ids;
+  if (!findings.is_array()) return ids;
+  for (const auto& f : findings) ids.push_back(f.value("id", ""));
+  return ids;
+}
+
+}  // namespace rdmacheck::labtest

@@ -1,0 +1,59 @@
+// The lab itself, proven on the real stack: guests boot, rxe0 comes up as
+// the kernel reports it, and the lab's own failures are bounded and named.
+#include <gtest/gtest.h>
+
+#include "lab/lab_harness.h"
+
+namespace rdmacheck::labtest {
+namespace {
+
+TEST(Lab, DevicesInAGuestShowRxe0WithTheHostsRoceV2Gid) {
+  const auto r = run_lab({"--hosts", "1", "--run", "h1:rdmacheck devices --json",
+                          "--run", "h1:cat /sys/class/infiniband/rxe0/ports/1/gids/1"});
+  ASSERT_EQ(r.exit, 0) << r.console;
+  const auto& doc = run_output(r, "h1", 0);
+  ASSERT_TRUE(doc.is_object()) << r.console;
+  ASSERT_EQ(doc["devices"].size(), 1u);
+  const auto& dev = doc["devices"][0];
+  EXPECT_EQ(dev["name"], "rxe0");
+  EXPECT_EQ(dev["driver"], "rxe");
+  const auto& port = dev["ports"][0];
+  EXPECT_EQ(port["port"], 1);
+  EXPECT_EQ(port["state"], "ACTIVE");
+  EXPECT_EQ(port["phys_state"], "LinkUp");
+  EXPECT_EQ(port["link_layer"], "Ethernet");
+  EXPECT_EQ(port["netdev"], "eth0");
+  // Port MTUs as ibv_query_port reports them for rxe on a 1500-byte netdev.
+  EXPECT_EQ(port["active_mtu"], 1024);
+  EXPECT_EQ(port["max_mtu"], 4096);
+  bool found = false;
+  for (const auto& g : port["gids"]) {
+    if (g["type"] == "RoCE v2" && g["address"] == "198.18.0.1" && g["netdev"] == "eth0") {
+      found = true;
+      // The same GID the kernel's sysfs table holds at that index.
+      const std::string sysfs = run_output(r, "h1", 1).get<std::string>();
+      EXPECT_EQ(sysfs.substr(0, 39), g["gid"].get<std::string>());
+    }
+  }
+  EXPECT_TRUE(found) << port.dump(2);
+}
+
+TEST(Lab, SetupFailureIsReportedNotHung) {
+  const auto r = run_lab({"--hosts", "1", "--setup", "h1:exit 7", "--run", "h1:true"});
+  EXPECT_EQ(r.exit, 3) << r.console;
+  EXPECT_NE(r.doc["error"].get<std::string>().find("setup command 1 failed with exit status 7"),
+            std::string::npos)
+      << r.doc.dump(2);
+}
+
+TEST(Lab, AGuestThatHangsIsKilledAtTheDeadline) {
+  const auto r = run_lab({"--hosts", "1", "--timeout", "40", "--run", "h1:sleep 1000"});
+  EXPECT_EQ(r.exit, 3) << r.console;
+  EXPECT_LT(r.seconds, 60);
+  EXPECT_NE(r.doc["error"].get<std::string>().find("deadline of 40 s reached (h1 at 'run')"),
+            std::string::npos)
+      << r.doc.dump(2);
+}
+
+}  // namespace
+}  // namespace rdmacheck::labtest
