@@ -153,7 +153,8 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
       break;
     }
     case Stage::kLocalSetup: {
-      if (o.errnum == ENOMEM || o.errnum == EPERM) {
+      // Registration pins pages against RLIMIT_MEMLOCK: ENOMEM (or EPERM) there is the limit.
+      if (o.failed_call == "ibv_reg_mr" && (o.errnum == ENOMEM || o.errnum == EPERM)) {
         Finding f = conn_finding("memlock-too-low", Severity::kFail,
                                  "memory registration failed: the locked-memory limit is too low");
         f.evidence.push_back(o.error);

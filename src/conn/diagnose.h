@@ -26,6 +26,7 @@ struct ConnObservation {
   uint16_t tcp_port = 0;
   Stage failed = Stage::kDone;  // the first stage that failed; kDone = none
   int errnum = 0;               // errno of the failure, if any
+  std::string failed_call;      // the call that failed ("ibv_reg_mr"), if any
   std::string error;            // its message
   std::optional<int> wc_status; // completion status of a failed work request (ibv_wc_status)
   std::optional<proto::HostFacts> local;

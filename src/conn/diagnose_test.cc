@@ -101,7 +101,10 @@ TEST(Diagnose, MemlockOnRegistration) {
   ConnObservation o;
   o.failed = Stage::kLocalSetup;
   o.errnum = ENOMEM;
+  o.failed_call = "ibv_reg_mr";
   EXPECT_EQ(ids(diagnose(o)), std::vector<std::string>{"memlock-too-low"});
+  o.failed_call = "ibv_create_cq";  // out of memory elsewhere is not the memlock limit
+  EXPECT_EQ(ids(diagnose(o)), std::vector<std::string>{"local-setup-failed"});
 }
 
 }  // namespace

@@ -83,6 +83,7 @@ RoundTrip round_trip(Endpoint& ep, const proto::QpInfo& peer, uint32_t size, boo
 void fail(PingReport& rep, Stage stage, const Error& e) {
   rep.obs.failed = stage;
   rep.obs.errnum = e.errnum;
+  rep.obs.failed_call = e.call;
   rep.obs.error = e.message();
 }
 
