@@ -31,6 +31,10 @@ Runner attach_ping(CLI::App& app) {
   app.add_flag("--ud", o->ud, "ping with UD datagrams (messages up to one MTU) instead of RC");
   app.add_flag("--write", o->p.write,
                "RDMA WRITE with immediate instead of SEND (the peer's buffer is written directly)");
+  app.add_flag("--cm", o->p.cm,
+               "connect through librdmacm (resolve address, route, connect) as rping does, each "
+               "event timed; RC send only");
+  app.add_option("--src", o->p.src, "with --cm: the local address to resolve from (several NICs)");
   app.add_option("-c,--count", o->p.count, "number of pings")->check(CLI::Range(1, 1000000))
       ->default_val(5);
   app.add_option("-i,--interval", o->p.interval_s, "seconds between pings")
@@ -55,6 +59,10 @@ Runner attach_ping(CLI::App& app) {
   return [o]() {
     conn::PingOptions p = o->p;
     p.transport = o->ud ? "ud" : "rc";
+    if (p.cm && (o->ud || p.write)) {
+      std::fprintf(stderr, "rdmacheck: error: --cm pings with RC sends; drop --ud/--write\n");
+      return 2;
+    }
     if (o->ud && p.write) {
       std::fprintf(stderr, "rdmacheck: error: --write needs RC; UD carries only sends\n");
       return 2;

@@ -24,6 +24,20 @@ std::string subnet24(const std::string& gid) {
   return gid.substr(30, 7);
 }
 
+// What showed that RoCE packets did not arrive.
+std::string loss_evidence(const ConnObservation& o) {
+  if (o.wc_status) {
+    return fmt::format("completion status {} after the QPs reached RTS",
+                       ibv_wc_status_str(static_cast<ibv_wc_status>(*o.wc_status)));
+  }
+  if (!o.cm_event.empty()) {
+    return fmt::format("the connection manager's request got no answer ({}); its packets are "
+                       "RoCE v2 (UDP 4791) too",
+                       o.cm_event);
+  }
+  return o.error;
+}
+
 // Causes of "RC QPs reached RTS, packets never acknowledged", ranked by evidence.
 void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
   const bool peer_fw = !o.peer_firewall.empty();
@@ -34,8 +48,7 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
                              "RDMA packet was acknowledged");
     if (peer_fw) f.evidence.push_back(fmt::format("on {}: {}", o.host, o.peer_firewall));
     for (const auto& r : o.local_firewall) f.evidence.push_back("on this host: " + r);
-    f.evidence.push_back(fmt::format("completion status {} after the QPs reached RTS",
-                                     ibv_wc_status_str(static_cast<ibv_wc_status>(*o.wc_status))));
+    f.evidence.push_back(loss_evidence(o));
     f.fix = "iptables -I INPUT -p udp --dport 4791 -j ACCEPT (on the host whose rule is shown)";
     out.push_back(std::move(f));
   }
@@ -93,8 +106,7 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
   if (!explained) {
     Finding f = conn_finding("roce-packets-lost", Severity::kFail,
                              "the queue pairs reached RTS but no RDMA packet was acknowledged");
-    f.evidence.push_back(fmt::format("completion status {}",
-                                     ibv_wc_status_str(static_cast<ibv_wc_status>(*o.wc_status))));
+    f.evidence.push_back(loss_evidence(o));
     if (o.peer_firewall.empty()) {
       f.evidence.push_back(fmt::format("no rule dropping UDP 4791 found on this host{}",
                                        o.peer ? " or the peer" : ""));
@@ -114,6 +126,7 @@ const char* stage_name(Stage s) {
     case Stage::kLocalSetup: return "local setup";
     case Stage::kHandshake: return "handshake";
     case Stage::kQpSetup: return "qp setup";
+    case Stage::kCmConnect: return "cm connect";
     case Stage::kTraffic: return "traffic";
     case Stage::kDone: return "done";
   }
@@ -184,6 +197,33 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
       f.evidence.push_back(o.error);
       f.fix = "check the GID index and MTU (rdmacheck devices); a RoCE QP needs a valid GID";
       out.push_back(std::move(f));
+      break;
+    }
+    case Stage::kCmConnect: {
+      if (o.cm_event == "UNREACHABLE" || o.cm_event == "timeout") {
+        packets_lost(o, out);
+      } else if (o.cm_event == "ADDR_ERROR" || o.cm_event == "ROUTE_ERROR") {
+        Finding f = conn_finding(o.cm_event == "ADDR_ERROR" ? "cm-address-error" : "cm-route-error",
+                                 Severity::kFail,
+                                 "librdmacm could not map the peer's address to a local RDMA "
+                                 "device and route");
+        f.evidence.push_back(o.error);
+        f.fix = "check that the interface routing to the peer has an RDMA device (rdmacheck "
+                "devices); with several NICs give the source: --src ADDR or "
+                "RDMA_CM_SOURCE_ADDRESS=ADDR";
+        out.push_back(std::move(f));
+      } else if (o.cm_event == "REJECTED") {
+        Finding f = conn_finding("cm-rejected", Severity::kFail,
+                                 "the peer rejected the rdma_cm connection");
+        f.evidence.push_back(o.error);
+        f.fix = "check that rdmacheck serve runs on the peer with the same port (and version)";
+        out.push_back(std::move(f));
+      } else {
+        Finding f = conn_finding("cm-connect-failed", Severity::kFail,
+                                 "the rdma_cm connection could not be set up");
+        f.evidence.push_back(o.error);
+        out.push_back(std::move(f));
+      }
       break;
     }
     case Stage::kTraffic: {

@@ -11,7 +11,16 @@
 
 namespace rdmacheck::conn {
 
-enum class Stage { kResolve, kTcpConnect, kLocalSetup, kHandshake, kQpSetup, kTraffic, kDone };
+enum class Stage {
+  kResolve,
+  kTcpConnect,
+  kLocalSetup,
+  kHandshake,
+  kQpSetup,
+  kCmConnect,
+  kTraffic,
+  kDone
+};
 const char* stage_name(Stage s);
 
 struct LadderResult {
@@ -29,6 +38,7 @@ struct ConnObservation {
   std::string failed_call;      // the call that failed ("ibv_reg_mr"), if any
   std::string error;            // its message
   std::optional<int> wc_status; // completion status of a failed work request (ibv_wc_status)
+  std::string cm_event;         // --cm: the event that broke setup ("UNREACHABLE"), or "timeout"
   std::optional<proto::HostFacts> local;
   std::optional<proto::HostFacts> peer;
   std::vector<std::string> local_firewall;  // rules here that drop UDP 4791

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <net/if.h>
+#include <netdb.h>
 #include <poll.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -84,7 +85,7 @@ Status pick_gid(Endpoint& ep, const EndpointOptions& o) {
   const auto want = gid_of_address(o.local_address);
   std::optional<ibv_gid_entry> fallback;
   for (int i = 0; i < n && o.gid_index < 0; ++i) {
-    auto e = verbs::query_gid(ep.ctx.get(), ep.port, i);
+    auto e = verbs::query_gid(ep.verbs, ep.port, i);
     if (!e || zero_gid(e->gid)) continue;
     if (ep.port_attr.link_layer != IBV_LINK_LAYER_ETHERNET) {
       chosen = *e;  // InfiniBand: index 0 is the port GID
@@ -99,7 +100,7 @@ Status pick_gid(Endpoint& ep, const EndpointOptions& o) {
     if (!fallback && v4) fallback = *e;
   }
   if (o.gid_index >= 0) {
-    auto e = verbs::query_gid(ep.ctx.get(), ep.port, o.gid_index);
+    auto e = verbs::query_gid(ep.verbs, ep.port, o.gid_index);
     if (!e) return e.error();
     if (zero_gid(e->gid)) {
       return plain_error("gid", fmt::format("{} port {} GID index {} is empty", ep.device, ep.port,
@@ -170,6 +171,11 @@ double port_rate_gbps(const ibv_port_attr& a) {
 
 Endpoint::~Endpoint() {
   if (cq && unacked_events > 0) ibv_ack_cq_events(cq.get(), unacked_events);
+  if (cm_id && cm_id->qp != nullptr) {
+    // A librdmacm QP is destroyed through its id, which forgets it.
+    (void)qp.release();
+    rdma_destroy_qp(cm_id.get());
+  }
 }
 
 std::string Endpoint::context() const {
@@ -204,49 +210,32 @@ uint32_t random_psn() {
   return v & 0xffffff;
 }
 
-Result<Endpoint> open_endpoint(const EndpointOptions& o, std::vector<proto::Step>& timeline) {
-  auto list = verbs::DeviceList::get();
-  if (!list) return list.error();
-  Endpoint ep;
-  ibv_device* dev = nullptr;
-  if (!o.device.empty()) {
-    dev = list->find(o.device);
-    if (dev == nullptr) return plain_error("device", fmt::format("no RDMA device named '{}'", o.device));
-  }
-  for (ibv_device* d : list->devices()) {
-    if (dev != nullptr) break;
-    auto ctx = verbs::open_device(d);
-    if (!ctx) continue;
-    auto p = pick_port(ctx->get(), o.port);
-    if (p) {
-      auto attr = verbs::query_port(ctx->get(), *p);
-      if (attr && attr->state == IBV_PORT_ACTIVE) dev = d;
-    }
-  }
-  if (dev == nullptr) dev = list->find("");
-  if (dev == nullptr) {
-    return plain_error("device", "no RDMA device found (see 'rdmacheck devices')");
-  }
-  ep.device = ibv_get_device_name(dev);
-  auto ctx = verbs::open_device(dev);
-  if (!ctx) return ctx.error();
-  ep.ctx = std::move(*ctx);
-  auto port = pick_port(ep.ctx.get(), o.port);
+namespace {
+
+// Port and GID on ep.verbs (device already chosen).
+Status pick_port_and_gid(Endpoint& ep, const EndpointOptions& o, int port_hint) {
+  ep.device = ibv_get_device_name(ep.verbs->device);
+  auto port = pick_port(ep.verbs, port_hint);
   if (!port) return port.error();
   ep.port = *port;
-  auto pattr = verbs::query_port(ep.ctx.get(), ep.port);
+  auto pattr = verbs::query_port(ep.verbs, ep.port);
   if (!pattr) return pattr.error();
   ep.port_attr = *pattr;
-  if (auto s = pick_gid(ep, o); !s) return s.error();
+  return pick_gid(ep, o);
+}
 
-  auto pd = verbs::alloc_pd(ep.ctx.get());
+// PD, CQ, buffer, MR and QP on ep.verbs. With cm_id, librdmacm creates the QP
+// and drives its states; otherwise the QP is moved to INIT here.
+Status create_resources(Endpoint& ep, const EndpointOptions& o, rdma_cm_id* cm_id,
+                        std::vector<proto::Step>& timeline) {
+  auto pd = verbs::alloc_pd(ep.verbs);
   if (!pd) return pd.error();
   ep.pd = std::move(*pd);
-  auto ch = verbs::create_comp_channel(ep.ctx.get());
+  auto ch = verbs::create_comp_channel(ep.verbs);
   if (!ch) return ch.error();
   ep.channel = std::move(*ch);
   ::fcntl(ep.channel->fd, F_SETFL, ::fcntl(ep.channel->fd, F_GETFL) | O_NONBLOCK);
-  auto cq = verbs::create_cq(ep.ctx.get(), kCqDepth, ep.channel.get());
+  auto cq = verbs::create_cq(ep.verbs, kCqDepth, ep.channel.get());
   if (!cq) return cq.error();
   ep.cq = std::move(*cq);
 
@@ -269,17 +258,184 @@ Result<Endpoint> open_endpoint(const EndpointOptions& o, std::vector<proto::Step
   init.cap.max_recv_wr = std::max<uint32_t>(o.depth, 16);
   init.cap.max_send_sge = 1;
   init.cap.max_recv_sge = 1;
+  ep.psn = random_psn();
+  ep.qkey = 0x11111111;
+  if (cm_id != nullptr) {
+    if (rdma_create_qp(cm_id, ep.pd.get(), &init) != 0) {
+      return errno_error("rdma_create_qp", ep.device);
+    }
+    ep.qp.reset(cm_id->qp);
+    return ok_status();
+  }
   auto qp = verbs::create_qp(ep.pd.get(), init);
   if (!qp) return qp.error();
   ep.qp = std::move(*qp);
-  ep.psn = random_psn();
-  ep.qkey = 0x11111111;
-  auto s = timed_step(timeline, "INIT", [&] {
+  return timed_step(timeline, "INIT", [&] {
     return ud ? verbs::ud_to_init(ep.qp.get(), ep.port, ep.qkey)
               : verbs::to_init(ep.qp.get(), ep.port, o.access);
   });
-  if (!s) return s.error();
+}
+
+rdma_conn_param conn_param(const verbs::RcTiming& timing) {
+  const verbs::RcTiming t = verbs::clamp_timing(timing);
+  rdma_conn_param p{};
+  p.responder_resources = 16;
+  p.initiator_depth = 16;
+  p.retry_count = t.retry_cnt;
+  p.rnr_retry_count = t.rnr_retry;
+  return p;
+}
+
+// After ESTABLISHED, the QP state librdmacm left it in, for the timeline.
+void record_cm_qp_state(Endpoint& ep, std::vector<proto::Step>& timeline) {
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  if (ibv_query_qp(ep.qp.get(), &attr, IBV_QP_STATE, &init) == 0) {
+    timeline.push_back(proto::Step{verbs::qp_state_name(attr.qp_state), 0,
+                                   attr.qp_state == IBV_QPS_RTS, ""});
+  }
+}
+
+// The ACK timeout of a librdmacm QP (it would otherwise pick its own).
+void set_ack_timeout(rdma_cm_id* id, const verbs::RcTiming& t) {
+  uint8_t timeout = verbs::clamp_timing(t).timeout;
+  (void)rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof timeout);
+}
+
+}  // namespace
+
+Result<Endpoint> open_device_only(const EndpointOptions& o) {
+  auto list = verbs::DeviceList::get();
+  if (!list) return list.error();
+  Endpoint ep;
+  ibv_device* dev = nullptr;
+  if (!o.device.empty()) {
+    dev = list->find(o.device);
+    if (dev == nullptr) return plain_error("device", fmt::format("no RDMA device named '{}'", o.device));
+  }
+  for (ibv_device* d : list->devices()) {
+    if (dev != nullptr) break;
+    auto ctx = verbs::open_device(d);
+    if (!ctx) continue;
+    auto p = pick_port(ctx->get(), o.port);
+    if (p) {
+      auto attr = verbs::query_port(ctx->get(), *p);
+      if (attr && attr->state == IBV_PORT_ACTIVE) dev = d;
+    }
+  }
+  if (dev == nullptr) dev = list->find("");
+  if (dev == nullptr) {
+    return plain_error("device", "no RDMA device found (see 'rdmacheck devices')");
+  }
+  auto ctx = verbs::open_device(dev);
+  if (!ctx) return ctx.error();
+  ep.ctx = std::move(*ctx);
+  ep.verbs = ep.ctx.get();
+  if (auto s = pick_port_and_gid(ep, o, o.port); !s) return s.error();
   return ep;
+}
+
+Result<Endpoint> open_endpoint(const EndpointOptions& o, std::vector<proto::Step>& timeline) {
+  auto ep = open_device_only(o);
+  if (!ep) return ep;
+  if (auto s = create_resources(*ep, o, nullptr, timeline); !s) return s.error();
+  return ep;
+}
+
+Result<Endpoint> open_cm_endpoint(const EndpointOptions& o, const std::string& addr, uint16_t port,
+                                  Deadline d, std::vector<proto::Step>& timeline) {
+  Endpoint ep;
+  auto ch = verbs::create_event_channel();
+  if (!ch) return ch.error();
+  ep.cm_channel = std::move(*ch);
+  auto id = verbs::create_cm_id(ep.cm_channel.get());
+  if (!id) return id.error();
+  ep.cm_id = std::move(*id);
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST;
+  addrinfo* res = nullptr;
+  if (int rc = ::getaddrinfo(addr.c_str(), std::to_string(port).c_str(), &hints, &res); rc != 0) {
+    return plain_error("getaddrinfo", fmt::format("{}: {}", addr, gai_strerror(rc)));
+  }
+  addrinfo* src = nullptr;
+  if (!o.src.empty()) {
+    if (int rc = ::getaddrinfo(o.src.c_str(), nullptr, &hints, &src); rc != 0) {
+      ::freeaddrinfo(res);
+      return plain_error("getaddrinfo", fmt::format("--src {}: {}", o.src, gai_strerror(rc)));
+    }
+  }
+  const auto t0 = Clock::now();
+  const int resolve_ms = std::clamp(ms_left(d), 1, 5000);
+  const int rc = rdma_resolve_addr(ep.cm_id.get(), src != nullptr ? src->ai_addr : nullptr,
+                                   res->ai_addr, resolve_ms);
+  ::freeaddrinfo(res);
+  if (src != nullptr) ::freeaddrinfo(src);
+  if (rc != 0) return errno_error("rdma_resolve_addr", addr);
+  const std::string ctx = fmt::format("{} port {}", addr, port);
+  auto step = [&](const char* name, const Result<verbs::CmEvent>& ev, Clock::time_point start) {
+    timeline.push_back(proto::Step{name, Micros(Clock::now() - start).count(), ev.ok(),
+                                   ev.ok() ? "" : ev.error().message()});
+  };
+  auto ev = verbs::expect_cm_event(ep.cm_channel.get(), RDMA_CM_EVENT_ADDR_RESOLVED, d, ctx);
+  step("ADDR_RESOLVED", ev, t0);
+  if (!ev) return ev.error();
+  const auto t1 = Clock::now();
+  if (rdma_resolve_route(ep.cm_id.get(), std::clamp(ms_left(d), 1, 5000)) != 0) {
+    return errno_error("rdma_resolve_route", ctx);
+  }
+  ev = verbs::expect_cm_event(ep.cm_channel.get(), RDMA_CM_EVENT_ROUTE_RESOLVED, d, ctx);
+  step("ROUTE_RESOLVED", ev, t1);
+  if (!ev) return ev.error();
+  ep.verbs = ep.cm_id->verbs;
+  if (auto s = pick_port_and_gid(ep, o, ep.cm_id->port_num); !s) return s.error();
+  if (auto s = create_resources(ep, o, ep.cm_id.get(), timeline); !s) return s.error();
+  return ep;
+}
+
+Result<Endpoint> accept_cm_endpoint(const EndpointOptions& o, verbs::CmIdPtr id,
+                                    std::vector<proto::Step>& timeline) {
+  Endpoint ep;
+  auto ch = verbs::create_event_channel();
+  if (!ch) return ch.error();
+  ep.cm_channel = std::move(*ch);
+  // Its events (ESTABLISHED, DISCONNECTED) now come to this session alone.
+  if (rdma_migrate_id(id.get(), ep.cm_channel.get()) != 0) return errno_error("rdma_migrate_id");
+  ep.cm_id = std::move(id);
+  ep.verbs = ep.cm_id->verbs;
+  if (auto s = pick_port_and_gid(ep, o, ep.cm_id->port_num); !s) return s.error();
+  if (auto s = create_resources(ep, o, ep.cm_id.get(), timeline); !s) return s.error();
+  return ep;
+}
+
+Status cm_connect(Endpoint& ep, const std::string& private_data, const verbs::RcTiming& t,
+                  Deadline d, std::vector<proto::Step>& timeline) {
+  set_ack_timeout(ep.cm_id.get(), t);
+  rdma_conn_param p = conn_param(t);
+  p.private_data = private_data.data();
+  p.private_data_len = static_cast<uint8_t>(private_data.size());
+  const auto t0 = Clock::now();
+  if (rdma_connect(ep.cm_id.get(), &p) != 0) return errno_error("rdma_connect", ep.context());
+  auto ev = verbs::expect_cm_event(ep.cm_channel.get(), RDMA_CM_EVENT_ESTABLISHED, d, ep.context());
+  timeline.push_back(proto::Step{"ESTABLISHED", Micros(Clock::now() - t0).count(), ev.ok(),
+                                 ev.ok() ? "" : ev.error().message()});
+  if (!ev) return ev.error();
+  record_cm_qp_state(ep, timeline);
+  return ok_status();
+}
+
+Status cm_accept(Endpoint& ep, const verbs::RcTiming& t, Deadline d,
+                 std::vector<proto::Step>& timeline) {
+  set_ack_timeout(ep.cm_id.get(), t);
+  rdma_conn_param p = conn_param(t);
+  const auto t0 = Clock::now();
+  if (rdma_accept(ep.cm_id.get(), &p) != 0) return errno_error("rdma_accept", ep.context());
+  auto ev = verbs::expect_cm_event(ep.cm_channel.get(), RDMA_CM_EVENT_ESTABLISHED, d, ep.context());
+  timeline.push_back(proto::Step{"ESTABLISHED", Micros(Clock::now() - t0).count(), ev.ok(),
+                                 ev.ok() ? "" : ev.error().message()});
+  if (!ev) return ev.error();
+  record_cm_qp_state(ep, timeline);
+  return ok_status();
 }
 
 proto::HostFacts local_facts(const Endpoint& ep) {

@@ -13,6 +13,7 @@
 #include "base/result.h"
 #include "net/tcp.h"
 #include "proto/messages.h"
+#include "verbs/cm.h"
 #include "verbs/ibv.h"
 #include "verbs/qp.h"
 
@@ -23,6 +24,7 @@ struct EndpointOptions {
   int port = 0;              // 0 = the first ACTIVE port
   int gid_index = -1;        // -1 = the RoCE v2 GID of local_address
   std::string local_address; // the source address towards the peer (from the TCP socket)
+  std::string src;           // --cm: source address for rdma_resolve_addr ("" = let routing pick)
   std::string transport = "rc";
   size_t buffer_size = 4096; // bytes for each direction
   int access = 0;            // remote access flags of the buffer
@@ -34,8 +36,12 @@ struct AlignedFree {
 };
 
 struct Endpoint {
-  // Declared in creation order: destruction runs bottom-up.
-  verbs::ContextPtr ctx;
+  // Declared in creation order: destruction runs bottom-up. With --cm the
+  // connection manager's channel and id come first and go last.
+  verbs::CmChannelPtr cm_channel;
+  verbs::CmIdPtr cm_id;
+  verbs::ContextPtr ctx;   // the device as we opened it (not with --cm)
+  ibv_context* verbs = nullptr;  // where the resources live: ctx, or cm_id->verbs
   verbs::PdPtr pd;
   verbs::CompChannelPtr channel;
   verbs::CqPtr cq;
@@ -63,7 +69,7 @@ struct Endpoint {
 
   Endpoint() = default;
   Endpoint(Endpoint&&) noexcept = default;
-  Endpoint& operator=(Endpoint&&) noexcept = default;
+  Endpoint& operator=(Endpoint&&) = delete;  // would free members in the wrong order
   Endpoint(const Endpoint&) = delete;
   Endpoint& operator=(const Endpoint&) = delete;
   ~Endpoint();
@@ -72,6 +78,24 @@ struct Endpoint {
 // Opens the device, picks port and GID, creates PD/CQ/QP and the buffer, and
 // moves the QP to INIT (recorded in timeline).
 Result<Endpoint> open_endpoint(const EndpointOptions& o, std::vector<proto::Step>& timeline);
+
+// Opens the device and picks port and GID only (for facts), no resources.
+Result<Endpoint> open_device_only(const EndpointOptions& o);
+
+// --cm, client side: resolves ADDR:PORT through librdmacm (address, then
+// route; each step timed), then creates the resources on the device the route
+// chose. The QP is created with rdma_create_qp; librdmacm moves its states.
+Result<Endpoint> open_cm_endpoint(const EndpointOptions& o, const std::string& addr, uint16_t port,
+                                  Deadline d, std::vector<proto::Step>& timeline);
+// --cm, server side: takes a connection request's id onto its own channel and
+// creates the resources on its device.
+Result<Endpoint> accept_cm_endpoint(const EndpointOptions& o, verbs::CmIdPtr id,
+                                    std::vector<proto::Step>& timeline);
+// Connects (client) or accepts (server) and waits for ESTABLISHED.
+Status cm_connect(Endpoint& ep, const std::string& private_data, const verbs::RcTiming& t,
+                  Deadline d, std::vector<proto::Step>& timeline);
+Status cm_accept(Endpoint& ep, const verbs::RcTiming& t, Deadline d,
+                 std::vector<proto::Step>& timeline);
 
 // Link rate in Gb/s from ibv_query_port's active_width and active_speed.
 double port_rate_gbps(const ibv_port_attr& a);

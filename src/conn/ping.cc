@@ -87,6 +87,16 @@ void fail(PingReport& rep, Stage stage, const Error& e) {
   rep.obs.error = e.message();
 }
 
+// A connection-manager failure: which event broke it (or the deadline).
+void fail_cm(PingReport& rep, const Error& e) {
+  fail(rep, Stage::kCmConnect, e);
+  if (e.errnum == ETIMEDOUT) {
+    rep.obs.cm_event = "timeout";
+  } else {
+    rep.obs.cm_event = e.context.substr(0, e.context.find(' '));
+  }
+}
+
 // Marks the QP's final state in the timeline after a failed work request.
 void record_qp_state(Endpoint& ep, std::vector<proto::Step>& timeline, const std::string& why) {
   ibv_qp_attr attr{};
@@ -159,8 +169,15 @@ PingReport run_ping(const PingOptions& o) {
   eo.transport = o.transport;
   eo.buffer_size = std::max<size_t>(o.size, o.ladder ? ladder.back() : 0);
   eo.access = o.write ? IBV_ACCESS_REMOTE_WRITE : 0;
-  auto ep = open_endpoint(eo, rep.local_timeline);
+  eo.src = o.src;
+  const Deadline setup_d = std::min(end, deadline_in(std::chrono::seconds(10)));
+  auto ep = o.cm ? open_cm_endpoint(eo, peer_address(*sock), o.tcp_port, setup_d, rep.local_timeline)
+                 : open_endpoint(eo, rep.local_timeline);
   if (!ep) {
+    if (o.cm && ep.error().call == "rdma_cm") {
+      fail_cm(rep, ep.error());
+      return finish();
+    }
     fail(rep, Stage::kLocalSetup, ep.error());
     (void)send_frame(*sock, proto::error_message("client setup failed: " + ep.error().message()),
                      deadline_in(std::chrono::seconds(1)));
@@ -180,6 +197,7 @@ PingReport run_ping(const PingOptions& o) {
   hello.test.op = o.write ? "write" : "send";
   hello.test.max_size = static_cast<uint32_t>(eo.buffer_size);
   hello.test.depth = 1;
+  hello.test.cm = o.cm;
   hello.facts = *rep.obs.local;
   hello.qp = local_qp_info(*ep);
   const Deadline hs = std::min(end, deadline_in(std::chrono::seconds(10)));
@@ -199,8 +217,21 @@ PingReport run_ping(const PingOptions& o) {
   }
   rep.obs.peer = welcome->facts;
   rep.peer_timeline = welcome->timeline;
-  if (auto s = connect_qp(*ep, welcome->qp, welcome->facts.active_mtu, o.timing, rep.local_timeline);
-      !s) {
+  if (o.cm) {
+    if (welcome->cm_token == 0) {
+      fail(rep, Stage::kHandshake, plain_error("handshake", "the server sent no rdma_cm token"));
+    } else {
+      const std::string token(reinterpret_cast<const char*>(&welcome->cm_token),
+                              sizeof welcome->cm_token);
+      if (auto s = cm_connect(*ep, token, o.timing, std::min(end, deadline_in(std::chrono::seconds(8))),
+                              rep.local_timeline);
+          !s) {
+        fail_cm(rep, s.error());
+      }
+    }
+  } else if (auto s = connect_qp(*ep, welcome->qp, welcome->facts.active_mtu, o.timing,
+                                 rep.local_timeline);
+             !s) {
     fail(rep, Stage::kQpSetup, s.error());
   }
 
@@ -247,7 +278,7 @@ PingReport run_ping(const PingOptions& o) {
     }
   }
 
-  if (rep.obs.failed == Stage::kTraffic) {
+  if (rep.obs.failed == Stage::kTraffic || rep.obs.failed == Stage::kCmConnect) {
     const auto fw = read_firewall();
     rep.obs.local_firewall = fw.rules;
   }

@@ -24,6 +24,8 @@ struct PingOptions {
   int gid_index = -1;
   std::string transport = "rc";  // rc | ud
   bool write = false;            // RDMA WRITE with immediate instead of SEND
+  bool cm = false;               // connect through librdmacm (as rping does)
+  std::string src;               // --cm: source address for address resolution
   int count = 5;
   double interval_s = 0.2;
   uint32_t size = 64;

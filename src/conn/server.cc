@@ -6,9 +6,11 @@
 #include <cstring>
 #include <list>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <thread>
 
+#include "conn/cm_acceptor.h"
 #include "conn/endpoint.h"
 #include "host/firewall.h"
 
@@ -96,7 +98,49 @@ void respond(Endpoint& ep, const proto::Hello& hello, const Fd& sock, Deadline e
   }
 }
 
-void session(int id, Fd sock, std::string peer, const ServerOptions& o, Log& log) {
+// The session's endpoint over the TCP exchange: QP up to RTS, receives posted.
+Result<Endpoint> setup_oob(const EndpointOptions& eo, const proto::Hello& hello,
+                           const ServerOptions& o, proto::Welcome& welcome) {
+  auto ep = open_endpoint(eo, welcome.timeline);
+  if (!ep) return Error{ep.error().call, ep.error().errnum, "server: " + ep.error().message()};
+  if (auto s = connect_qp(*ep, hello.qp, hello.facts.active_mtu, o.timing, welcome.timeline); !s) {
+    return s.error();
+  }
+  for (uint32_t i = 0; i < hello.test.depth; ++i) {
+    if (auto s = post_recv(*ep, 2, static_cast<uint32_t>(ep->half)); !s) return s.error();
+  }
+  welcome.facts = local_facts(*ep);
+  welcome.qp = local_qp_info(*ep);
+  return ep;
+}
+
+// --cm: waits for the client's connect request (matched by token), builds the
+// endpoint on its device, posts receives and accepts.
+Result<Endpoint> setup_cm(CmAcceptor& acceptor, uint64_t token, const EndpointOptions& eo,
+                          const proto::Hello& hello, const ServerOptions& o, const Fd& sock,
+                          Deadline end, std::vector<proto::Step>& timeline) {
+  const Deadline d = std::min(end, deadline_in(std::chrono::seconds(15)));
+  auto id = acceptor.wait(token, d, sock.get());
+  if (!id) return id.error();
+  timeline.push_back(proto::Step{"CONNECT_REQUEST", 0, true, ""});
+  auto ep = accept_cm_endpoint(eo, std::move(*id), timeline);
+  if (!ep) return ep.error();
+  for (uint32_t i = 0; i < hello.test.depth; ++i) {
+    if (auto s = post_recv(*ep, 2, static_cast<uint32_t>(ep->half)); !s) return s.error();
+  }
+  if (auto s = cm_accept(*ep, o.timing, d, timeline); !s) return s.error();
+  return ep;
+}
+
+// After a failed setup the client still reports; wait for its done (briefly).
+void await_done(const Fd& sock, SessionOutcome& out) {
+  auto frame = recv_frame(sock, deadline_in(std::chrono::seconds(10)));
+  if (frame && proto::parse_done(*frame)) return;
+  if (!frame) out.outcome += "; client went away: " + frame.error().message();
+}
+
+void session(int id, Fd sock, std::string peer, const ServerOptions& o, CmAcceptor* acceptor,
+             Log& log) {
   const auto start = Clock::now();
   const Deadline end = start + o.session_timeout;
   SessionOutcome out;
@@ -117,15 +161,18 @@ void session(int id, Fd sock, std::string peer, const ServerOptions& o, Log& log
   }
   auto hello = proto::parse_hello(*frame);
   if (!hello) return refuse(hello.error().message());
-  out.test = fmt::format("{} {}/{}", hello->test.kind, hello->test.transport, hello->test.op);
+  out.test = fmt::format("{} {}/{}{}", hello->test.kind, hello->test.transport, hello->test.op,
+                         hello->test.cm ? " (rdma_cm)" : "");
   if (hello->test.max_size > o.max_bytes) {
     return refuse(fmt::format("asked for {} bytes, this server allows {} per session",
                               hello->test.max_size, o.max_bytes));
   }
+  if (hello->test.cm && acceptor == nullptr) {
+    return refuse("this server has no rdma_cm listener (see its start-up log)");
+  }
   log.line(fmt::format("session {} {} start: {} from {} ({} {})", id, peer, out.test,
                        hello->facts.hostname, hello->facts.device, hello->facts.gid));
 
-  std::vector<proto::Step> timeline;
   EndpointOptions eo;
   eo.device = o.device;
   eo.port = o.ib_port;
@@ -135,25 +182,34 @@ void session(int id, Fd sock, std::string peer, const ServerOptions& o, Log& log
   eo.buffer_size = hello->test.max_size;
   eo.access = hello->test.op == "write" ? IBV_ACCESS_REMOTE_WRITE : 0;
   eo.depth = hello->test.depth;
-  auto ep = open_endpoint(eo, timeline);
-  if (!ep) return refuse("server setup failed: " + ep.error().message());
-  if (auto s = connect_qp(*ep, hello->qp, hello->facts.active_mtu, o.timing, timeline); !s) {
-    return refuse("server QP setup failed: " + s.error().message());
-  }
-  const uint32_t recv_len = static_cast<uint32_t>(ep->half);
-  for (uint32_t i = 0; i < hello->test.depth; ++i) {
-    if (auto s = post_recv(*ep, 2, recv_len); !s) return refuse(s.error().message());
-  }
   proto::Welcome welcome;
-  welcome.facts = local_facts(*ep);
-  welcome.qp = local_qp_info(*ep);
-  welcome.timeline = timeline;
+  std::vector<proto::Step> cm_timeline;
+  std::optional<Result<Endpoint>> setup;  // emplaced, never assigned: owners keep their order
+  if (hello->test.cm) {
+    auto facts = open_device_only(eo);
+    if (!facts) return refuse("server setup failed: " + facts.error().message());
+    welcome.facts = local_facts(*facts);
+    welcome.cm_token = acceptor->expect();
+  } else {
+    setup.emplace(setup_oob(eo, *hello, o, welcome));
+    if (!*setup) return refuse("server setup failed: " + setup->error().message());
+  }
   if (auto s = send_frame(sock, proto::to_json(welcome), deadline_in(std::chrono::seconds(5))); !s) {
     out.outcome = "client went away: " + s.error().message();
     return finish();
   }
   proto::Bye bye;
-  respond(*ep, *hello, sock, end, bye, out);
+  if (hello->test.cm) {
+    setup.emplace(setup_cm(*acceptor, welcome.cm_token, eo, *hello, o, sock, end, cm_timeline));
+    bye.timeline = cm_timeline;
+  }
+  Result<Endpoint>& ep = *setup;
+  if (ep) {
+    respond(*ep, *hello, sock, end, bye, out);
+  } else {
+    out.outcome = "setup failed: " + ep.error().message();
+    await_done(sock, out);
+  }
   out.received = bye.received;
   out.replied = bye.replied;
   if (out.outcome != "ok" || !bye.wc_errors.empty()) {
@@ -161,13 +217,14 @@ void session(int id, Fd sock, std::string peer, const ServerOptions& o, Log& log
     for (const auto& r : fw.rules) bye.firewall += (bye.firewall.empty() ? "" : "; ") + r;
     ibv_qp_attr attr{};
     ibv_qp_init_attr init{};
-    if (ibv_query_qp(ep->qp.get(), &attr, IBV_QP_STATE, &init) == 0 &&
+    if (ep && ibv_query_qp(ep->qp.get(), &attr, IBV_QP_STATE, &init) == 0 &&
         attr.qp_state == IBV_QPS_ERR) {
       bye.timeline.push_back(proto::Step{"ERROR", 0, false,
                                          bye.wc_errors.empty() ? "" : bye.wc_errors.front()});
     }
   }
   (void)send_frame(sock, proto::to_json(bye), deadline_in(std::chrono::seconds(2)));
+  if (ep && ep->cm_id) rdma_disconnect(ep->cm_id.get());
   finish();
 }
 
@@ -185,8 +242,16 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
     std::fprintf(stderr, "rdmacheck serve: %s\n", listener.error().message().c_str());
     return 2;
   }
-  log.line(fmt::format("rdmacheck serve: listening on {} port {} (max {} sessions)",
-                       o.bind.empty() ? "all addresses" : o.bind, o.tcp_port, o.max_sessions));
+  // Clients that connect with --cm meet this listener; without it, the rest still works.
+  auto acceptor = CmAcceptor::start(o.bind, o.tcp_port);
+  if (!acceptor) {
+    log.line("rdmacheck serve: no rdma_cm listener (--cm clients will be refused): " +
+             acceptor.error().message());
+  }
+  CmAcceptor* cm = acceptor ? acceptor->get() : nullptr;
+  log.line(fmt::format("rdmacheck serve: listening on {} port {} (max {} sessions{})",
+                       o.bind.empty() ? "all addresses" : o.bind, o.tcp_port, o.max_sessions,
+                       cm != nullptr ? ", rdma_cm too" : ""));
   std::list<Running> running;
   int next_id = 1;
   int ended = 0;
@@ -215,9 +280,9 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
     auto done = std::make_shared<std::atomic<bool>>(false);
     const int id = next_id++;
     running.push_back(Running{
-        std::thread([id, done, peer, &o, &log, fd = std::move(*conn)]() mutable {
+        std::thread([id, done, peer, &o, &log, cm, fd = std::move(*conn)]() mutable {
           try {
-            session(id, std::move(fd), peer, o, log);
+            session(id, std::move(fd), peer, o, cm, log);
           } catch (const std::exception& e) {
             log.line(fmt::format("session {} {} end: internal error: {}", id, peer, e.what()));
           }

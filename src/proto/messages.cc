@@ -177,7 +177,8 @@ std::vector<Step> read_steps(Fields& parent, const json* j) {
   for (const auto& e : *j) {
     Fields r(e, "timeline[]");
     Step s;
-    s.name = r.one_of("name", {"RESET", "INIT", "RTR", "RTS", "ERROR"});
+    s.name = r.one_of("name", {"RESET", "INIT", "RTR", "RTS", "ERROR", "ADDR_RESOLVED",
+                               "ROUTE_RESOLVED", "CONNECT_REQUEST", "ESTABLISHED"});
     s.usec = r.number("usec", 0, 1e12);
     const auto ok = e.find("ok");
     s.ok = ok != e.end() && ok->is_boolean() && ok->get<bool>();
@@ -247,17 +248,23 @@ json to_json(const Hello& m) {
             {"transport", m.test.transport},
             {"op", m.test.op},
             {"max_size", m.test.max_size},
-            {"depth", m.test.depth}}},
+            {"depth", m.test.depth},
+            {"cm", m.test.cm}}},
           {"facts", to_json(m.facts)},
           {"qp", qp_json(m.qp)}};
 }
 
 json to_json(const Welcome& m) {
-  return {{"type", "welcome"},
-          {"version", kVersion},
-          {"facts", to_json(m.facts)},
-          {"qp", qp_json(m.qp)},
-          {"timeline", to_json(m.timeline)}};
+  json j = {{"type", "welcome"},
+            {"version", kVersion},
+            {"facts", to_json(m.facts)},
+            {"timeline", to_json(m.timeline)}};
+  if (m.cm_token != 0) {
+    j["cm_token"] = m.cm_token;
+  } else {
+    j["qp"] = qp_json(m.qp);
+  }
+  return j;
 }
 
 json to_json(const Done& m) {
@@ -292,6 +299,8 @@ Result<Hello> parse_hello(const json& j) {
     m.test.op = tr.one_of("op", {"send", "write"});
     m.test.max_size = tr.integer<uint32_t>("max_size", 1, kMaxMessageSize);
     m.test.depth = tr.integer<uint32_t>("depth", 1, kMaxDepth);
+    const auto cm = t->find("cm");
+    m.test.cm = cm != t->end() && cm->is_boolean() && cm->get<bool>();
     r.merge(tr.error());
   }
   m.facts = read_facts(r, r.object("facts"));
@@ -308,7 +317,11 @@ Result<Welcome> parse_welcome(const json& j) {
   Fields r(j, "welcome");
   Welcome m;
   m.facts = read_facts(r, r.object("facts"));
-  m.qp = read_qp(r, r.object("qp"));
+  if (j.contains("cm_token")) {
+    m.cm_token = r.integer<uint64_t>("cm_token", 1, UINT64_MAX);
+  } else {
+    m.qp = read_qp(r, r.object("qp"));
+  }
   m.timeline = read_steps(r, r.array("timeline", kMaxSteps));
   if (r.error()) return *r.error();
   return m;

@@ -50,6 +50,7 @@ struct TestSpec {
   std::string op = "send";       // send | write
   uint32_t max_size = 0;         // bytes
   uint32_t depth = 1;            // receive buffers to keep posted
+  bool cm = false;               // connect through librdmacm instead of the TCP exchange
 };
 
 struct Step {  // one QP state change and how long it took
@@ -68,7 +69,8 @@ struct Hello {
 
 struct Welcome {
   HostFacts facts;
-  QpInfo qp;
+  QpInfo qp;              // absent with --cm: the connection manager carries it
+  uint64_t cm_token = 0;  // with --cm: put it in the connect request's private data
   std::vector<Step> timeline;
 };
 

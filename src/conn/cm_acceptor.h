@@ -1,0 +1,48 @@
+// The server's one rdma_cm listener (for clients that connect with --cm).
+// A session announces a random token in its welcome; the client puts it in
+// the connect request's private data; the acceptor hands the request's id to
+// the session that waits for that token. Unknown tokens are rejected.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "base/result.h"
+#include "net/tcp.h"
+#include "verbs/cm.h"
+
+namespace rdmacheck::conn {
+
+class CmAcceptor {
+ public:
+  // Listens on BIND (all IPv4 addresses when empty) and PORT in rdma_cm's own
+  // port space (separate from TCP's, so it can share the server's number).
+  static Result<std::unique_ptr<CmAcceptor>> start(const std::string& bind, uint16_t port);
+  CmAcceptor(const CmAcceptor&) = delete;
+  CmAcceptor& operator=(const CmAcceptor&) = delete;
+  ~CmAcceptor();
+
+  uint64_t expect();  // a new token whose request will be kept for wait()
+  // The request carrying TOKEN; ends early (ECANCELED) when abort_fd becomes
+  // readable (the client gave up and said so). Forgets the token either way.
+  Result<verbs::CmIdPtr> wait(uint64_t token, Deadline d, int abort_fd = -1);
+
+ private:
+  CmAcceptor() = default;
+  void loop();
+  verbs::CmChannelPtr channel_;
+  verbs::CmIdPtr listener_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<uint64_t, rdma_cm_id*> pending_;  // token -> request (nullptr until it arrives)
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace rdmacheck::conn

@@ -1,0 +1,43 @@
+// librdmacm owners (event channel, CM id) and a deadline-bound event wait, in
+// the style of ibv.h. CM events are the connection setup rping and most
+// applications use; each one's latency is recorded (like rdma-core's cmtime).
+#pragma once
+
+#include <rdma/rdma_cma.h>
+
+#include <memory>
+#include <string>
+
+#include "base/result.h"
+#include "net/tcp.h"
+#include "verbs/ibv.h"
+
+namespace rdmacheck::verbs {
+
+using CmChannelPtr =
+    std::unique_ptr<rdma_event_channel, Deleter<rdma_event_channel, rdma_destroy_event_channel>>;
+using CmIdPtr = std::unique_ptr<rdma_cm_id, Deleter<rdma_cm_id, rdma_destroy_id>>;
+
+// A channel whose fd is non-blocking, so waits can honour deadlines.
+Result<CmChannelPtr> create_event_channel();
+Result<CmIdPtr> create_cm_id(rdma_event_channel* ch);
+
+struct CmEvent {
+  rdma_cm_event_type type = RDMA_CM_EVENT_ADDR_ERROR;
+  int status = 0;
+  rdma_cm_id* id = nullptr;  // for CONNECT_REQUEST: the new connection's id (caller owns it)
+  std::string private_data;  // for CONNECT_REQUEST
+};
+
+// The next event on the channel, acknowledged, or ETIMEDOUT at the deadline.
+Result<CmEvent> next_cm_event(rdma_event_channel* ch, Deadline d);
+// Waits for `want`; any other event is an error naming it and its meaning.
+Result<CmEvent> expect_cm_event(rdma_event_channel* ch, rdma_cm_event_type want, Deadline d,
+                                const std::string& context);
+
+// "RDMA_CM_EVENT_UNREACHABLE" -> "UNREACHABLE"
+std::string cm_event_short_name(rdma_cm_event_type t);
+// What an error event means for someone debugging the link.
+std::string cm_event_meaning(rdma_cm_event_type t);
+
+}  // namespace rdmacheck::verbs
