@@ -19,9 +19,9 @@ std::string quote(const std::string& s) {
 
 }  // namespace
 
-LabRun run_lab(const std::vector<std::string>& args) {
+LabRun run_lab(const std::vector<std::string>& args, const std::string& env) {
   const std::string err = "/tmp/rdmacheck-labtest-" + std::to_string(::getpid()) + ".err";
-  std::string cmd = std::string(RDMACHECK_BIN) + " lab --json";
+  std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(RDMACHECK_BIN) + " lab --json";
   for (const auto& a : args) cmd += " " + quote(a);
   cmd += " 2>" + err;
   LabRun r;

@@ -15,7 +15,8 @@ struct LabRun {
 };
 
 // args are appended to `rdmacheck lab --json`; each is one shell-quoted argument.
-LabRun run_lab(const std::vector<std::string>& args);
+// env, when given, prefixes the command ("PATH=/nonexistent").
+LabRun run_lab(const std::vector<std::string>& args, const std::string& env = "");
 
 // The output of HOST's run number N (0-based), parsed as JSON when it was JSON.
 const nlohmann::json& run_output(const LabRun& r, const std::string& host, size_t n = 0);

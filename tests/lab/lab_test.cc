@@ -9,7 +9,8 @@ namespace {
 
 TEST(Lab, DevicesInAGuestShowRxe0WithTheHostsRoceV2Gid) {
   const auto r = run_lab({"--hosts", "1", "--run", "h1:rdmacheck devices --json",
-                          "--run", "h1:cat /sys/class/infiniband/rxe0/ports/1/gids/1"});
+                          "--run", "h1:cat /sys/class/infiniband/rxe0/ports/1/gids/1",
+                          "--run", "h1:ibv_devinfo -d rxe0 -v"});
   ASSERT_EQ(r.exit, 0) << r.console;
   const auto& doc = run_output(r, "h1", 0);
   ASSERT_TRUE(doc.is_object()) << r.console;
@@ -23,9 +24,16 @@ TEST(Lab, DevicesInAGuestShowRxe0WithTheHostsRoceV2Gid) {
   EXPECT_EQ(port["phys_state"], "LinkUp");
   EXPECT_EQ(port["link_layer"], "Ethernet");
   EXPECT_EQ(port["netdev"], "eth0");
-  // Port MTUs as ibv_query_port reports them for rxe on a 1500-byte netdev.
-  EXPECT_EQ(port["active_mtu"], 1024);
-  EXPECT_EQ(port["max_mtu"], 4096);
+  // Port MTUs as ibv_devinfo (ibv_query_port) reports them in the same guest.
+  const std::string devinfo = run_output(r, "h1", 2).get<std::string>();
+  const auto field = [&](const std::string& name) {
+    const auto at = devinfo.find(name + ":");
+    if (at == std::string::npos) return -1;
+    return std::atoi(devinfo.c_str() + devinfo.find_first_not_of(" \t", at + name.size() + 1));
+  };
+  EXPECT_EQ(port["active_mtu"], field("active_mtu")) << devinfo;
+  EXPECT_EQ(port["max_mtu"], field("max_mtu")) << devinfo;
+  EXPECT_EQ(port["active_mtu"], 1024);  // rxe on a 1500-byte netdev
   bool found = false;
   for (const auto& g : port["gids"]) {
     if (g["type"] == "RoCE v2" && g["address"] == "198.18.0.1" && g["netdev"] == "eth0") {
@@ -36,6 +44,26 @@ TEST(Lab, DevicesInAGuestShowRxe0WithTheHostsRoceV2Gid) {
     }
   }
   EXPECT_TRUE(found) << port.dump(2);
+}
+
+TEST(Lab, MissingQemuIsNamedWithItsPackage) {
+  const auto r = run_lab({"--run", "h1:true"}, "PATH=/nonexistent");
+  EXPECT_EQ(r.exit, 3);
+  EXPECT_NE(r.console.find("qemu-system-x86_64 not found: install 'qemu-system-x86'"),
+            std::string::npos)
+      << r.console;
+}
+
+TEST(Lab, ThreeHostsOnOneWireAndConcurrentSessions) {
+  const auto r = run_lab({"--hosts", "3", "--run", "h2:rdmacheck ping h1 -c 10 -i 0.1 --json",
+                          "--run", "h3:rdmacheck ping h1 -c 10 -i 0.1 --json",
+                          "--run", "h3:rdmacheck ping h2 -c 1 --json"});
+  ASSERT_EQ(r.exit, 2) << r.console;  // h2 serves nothing: the last run must fail, named
+  EXPECT_EQ(run_output(r, "h2")["summary"]["received"], 10) << r.console;
+  EXPECT_EQ(run_output(r, "h3", 0)["summary"]["received"], 10) << r.console;
+  EXPECT_EQ(finding_ids(run_output(r, "h3", 1)["findings"]),
+            std::vector<std::string>{"server-not-listening"});
+  EXPECT_EQ(run_output(r, "h3", 1)["host"], "h2");
 }
 
 TEST(Lab, SetupFailureIsReportedNotHung) {

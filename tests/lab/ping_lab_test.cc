@@ -46,6 +46,16 @@ TEST(PingLab, FirewallDroppingRoceEndsBoundedAndNamed) {
             std::string::npos);
 }
 
+TEST(PingLab, AForcedLinkLocalGidIsWarnedAbout) {
+  const auto r = run_lab({"--run", "h2:rdmacheck ping h1 -x 0 -c 1 --no-ladder --json"});
+  const auto& p = run_output(r, "h2");
+  ASSERT_TRUE(p.is_object()) << r.console;
+  EXPECT_EQ(p["local"]["gid_index"], 0);
+  ASSERT_FALSE(p["warnings"].empty()) << p.dump(2);
+  EXPECT_NE(p["warnings"][0].get<std::string>().find("link-local"), std::string::npos);
+  EXPECT_GE(r.exit, 1);  // a warning at least, whatever the transfer did
+}
+
 TEST(PingLab, NoServerIsNamed) {
   const auto r = run_lab({"--fault", "no-server"});
   EXPECT_EQ(r.exit, 2) << r.console;
