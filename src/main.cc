@@ -1,6 +1,5 @@
 // rdmacheck: proves an RDMA link layer by layer. main() only dispatches.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <map>
 #include <string>

@@ -10,7 +10,8 @@ namespace {
 TEST(Result, ErrorMessagesCarryCallErrnoAndContext) {
   EXPECT_EQ(code_error("ibv_modify_qp(RTR)", EINVAL, "rxe0 port 1 qpn 0x11").message(),
             "ibv_modify_qp(RTR): Invalid argument [rxe0 port 1 qpn 0x11]");
-  EXPECT_EQ(code_error("ibv_poll_cq", -EAGAIN).message(), "ibv_poll_cq: Resource temporarily unavailable");
+  EXPECT_EQ(code_error("ibv_poll_cq", -EAGAIN).message(),
+            "ibv_poll_cq: Resource temporarily unavailable");
   EXPECT_EQ(plain_error("handshake", "qp.psn: must be an integer").message(),
             "handshake: qp.psn: must be an integer");
   errno = ENOMEM;

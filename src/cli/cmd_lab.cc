@@ -12,7 +12,8 @@ Runner attach_lab(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   app.add_option("--hosts", o->l.hosts, "number of guests h1..hN (198.18.0.1..N)")
-      ->check(CLI::Range(1, lab::kMaxHosts))->default_val(2);
+      ->check(CLI::Range(1, lab::kMaxHosts))
+      ->default_val(2);
   app.add_option("--setup", o->l.setup,
                  "HOST:CMD run as root on HOST once rxe0 is up, before the test (repeatable), "
                  "e.g. 'h1:iptables -I INPUT -p udp --dport 4791 -j DROP'");
@@ -21,19 +22,26 @@ Runner attach_lab(CLI::App& app) {
   app.add_option("--fault", o->l.faults,
                  "a classic fault on a host (default h1): firewall, mtu-mismatch, loss:PERCENT, "
                  "no-server; e.g. --fault loss:1@h2");
-  app.add_flag("--json", o->l.json,
-               "pass --json to the default test and print one JSON document (consoles go to stderr)");
-  app.add_option("--kernel", o->l.kernel, "kernel image to boot (default: newest /boot/vmlinuz-* "
-                                          "with rdma_rxe)");
+  app.add_flag(
+      "--json", o->l.json,
+      "pass --json to the default test and print one JSON document (consoles go to stderr)");
+  app.add_option("--kernel", o->l.kernel,
+                 "kernel image to boot (default: newest /boot/vmlinuz-* "
+                 "with rdma_rxe)");
   app.add_option("--timeout", o->timeout_s, "seconds before every guest is killed")
-      ->check(CLI::Range(10, 7200))->default_val(300);
+      ->check(CLI::Range(10, 7200))
+      ->default_val(300);
   app.add_option("--memory", o->l.memory_mb, "MiB of memory per guest")
-      ->check(CLI::Range(256, 8192))->default_val(768);
-  app.add_option("--accel", o->l.accel, "tcg (default: works everywhere) or kvm (only where "
-                                        "/dev/kvm really works)")
-      ->check(CLI::IsMember({"tcg", "kvm"}))->default_val("tcg");
-  app.add_option("--workdir", o->l.workdir, "directory for the lab's files (default: a new one "
-                                            "in $TMPDIR, removed afterwards)");
+      ->check(CLI::Range(256, 8192))
+      ->default_val(768);
+  app.add_option("--accel", o->l.accel,
+                 "tcg (default: works everywhere) or kvm (only where "
+                 "/dev/kvm really works)")
+      ->check(CLI::IsMember({"tcg", "kvm"}))
+      ->default_val("tcg");
+  app.add_option("--workdir", o->l.workdir,
+                 "directory for the lab's files (default: a new one "
+                 "in $TMPDIR, removed afterwards)");
   app.add_flag("--keep", o->l.keep, "keep the work directory (guest outputs, scripts, logs)");
   app.add_flag("-v,--verbose", o->l.verbose, "show firmware and kernel console lines too");
   app.footer(

@@ -35,23 +35,30 @@ Runner attach_ping(CLI::App& app) {
                "connect through librdmacm (resolve address, route, connect) as rping does, each "
                "event timed; RC send only");
   app.add_option("--src", o->p.src, "with --cm: the local address to resolve from (several NICs)");
-  app.add_option("-c,--count", o->p.count, "number of pings")->check(CLI::Range(1, 1000000))
+  app.add_option("-c,--count", o->p.count, "number of pings")
+      ->check(CLI::Range(1, 1000000))
       ->default_val(5);
   app.add_option("-i,--interval", o->p.interval_s, "seconds between pings")
-      ->check(CLI::Range(0.0, 60.0))->default_val(0.2);
+      ->check(CLI::Range(0.0, 60.0))
+      ->default_val(0.2);
   app.add_option("-s,--size", o->p.size, "message size in bytes")
-      ->check(CLI::Range(1u, proto::kMaxMessageSize / 2))->default_val(64);
+      ->check(CLI::Range(1u, proto::kMaxMessageSize / 2))
+      ->default_val(64);
   app.add_flag("--no-ladder", o->no_ladder,
                "skip the size ladder (64 B .. 8 x MTU) that finds path-MTU black holes");
   app.add_option("--timeout", o->timeout_s, "seconds the whole command may take")
-      ->check(CLI::Range(1.0, 3600.0))->default_val(15);
+      ->check(CLI::Range(1.0, 3600.0))
+      ->default_val(15);
   app.add_option("--ping-timeout", o->ping_timeout_s, "seconds one round trip may take")
-      ->check(CLI::Range(0.1, 600.0))->default_val(3);
+      ->check(CLI::Range(0.1, 600.0))
+      ->default_val(3);
   app.add_option("--ack-timeout", o->ack_timeout,
                  "RC ACK timeout exponent: 4.096 us * 2^N per try (never 0 = infinite)")
-      ->check(CLI::Range(1, 31))->default_val(14);
+      ->check(CLI::Range(1, 31))
+      ->default_val(14);
   app.add_option("--retry", o->retry, "RC retransmissions before giving up (never 7 = forever)")
-      ->check(CLI::Range(0, 6))->default_val(6);
+      ->check(CLI::Range(0, 6))
+      ->default_val(6);
   app.add_flag("--json", o->json, "print the report as JSON");
   app.footer(
       "Exit status: 0 every ping answered, 1 answered with warnings, 2 failed (the findings name "

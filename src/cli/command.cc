@@ -12,7 +12,8 @@ constexpr Command kCommands[] = {
      attach_devices},
     {"serve", "run the test server that ping (and later bw/lat/check) clients talk to",
      attach_serve},
-    {"ping", "prove an RC (or UD) connection to a server: QP timeline, RTTs, size ladder, diagnosis",
+    {"ping",
+     "prove an RC (or UD) connection to a server: QP timeline, RTTs, size ladder, diagnosis",
      attach_ping},
     {"lab", "boot a real two-host Soft-RoCE network in QEMU and run rdmacheck on it", attach_lab},
 };

@@ -1,7 +1,7 @@
 #include "conn/diagnose.h"
 
-#include <infiniband/verbs.h>
 #include <fmt/core.h>
+#include <infiniband/verbs.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -31,9 +31,10 @@ std::string loss_evidence(const ConnObservation& o) {
                        ibv_wc_status_str(static_cast<ibv_wc_status>(*o.wc_status)));
   }
   if (!o.cm_event.empty()) {
-    return fmt::format("the connection manager's request got no answer ({}); its packets are "
-                       "RoCE v2 (UDP 4791) too",
-                       o.cm_event);
+    return fmt::format(
+        "the connection manager's request got no answer ({}); its packets are "
+        "RoCE v2 (UDP 4791) too",
+        o.cm_event);
   }
   return o.error;
 }
@@ -60,7 +61,8 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
                                        o.local->gid_type, o.local->gid));
       f.evidence.push_back(fmt::format("{}: index {} {} {}", o.host, o.peer->gid_index,
                                        o.peer->gid_type, o.peer->gid));
-      f.fix = "use the RoCE v2 GID of the right address on both sides (-x N; see rdmacheck devices)";
+      f.fix =
+          "use the RoCE v2 GID of the right address on both sides (-x N; see rdmacheck devices)";
       out.push_back(std::move(f));
     } else if (!subnet24(o.local->gid).empty() && !subnet24(o.peer->gid).empty() &&
                subnet24(o.local->gid) != subnet24(o.peer->gid)) {
@@ -81,28 +83,29 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
   const bool mtu_differs = o.local && o.peer && o.local->netdev_mtu != 0 &&
                            o.peer->netdev_mtu != 0 && o.local->netdev_mtu != o.peer->netdev_mtu;
   if (last_ok != nullptr && first_bad != nullptr) {
-    Finding f = conn_finding("mtu-black-hole", Severity::kFail,
-                             fmt::format("messages up to {} bytes pass, {} bytes fail: something on "
-                                         "the path drops large frames",
-                                         last_ok->size, first_bad->size));
+    Finding f =
+        conn_finding("mtu-black-hole", Severity::kFail,
+                     fmt::format("messages up to {} bytes pass, {} bytes fail: something on "
+                                 "the path drops large frames",
+                                 last_ok->size, first_bad->size));
     if (mtu_differs) {
       f.evidence.push_back(fmt::format("netdev MTU {} here, {} on {}", o.local->netdev_mtu,
                                        o.peer->netdev_mtu, o.host));
     }
     f.evidence.push_back(fmt::format("{} B: {}", first_bad->size, first_bad->error));
-    f.fix = "set the same MTU on both hosts and every switch port (ip link set DEV mtu 9000); check "
-            "with ping -M do -s 8972 PEER";
+    f.fix =
+        "set the same MTU on both hosts and every switch port (ip link set DEV mtu 9000); check "
+        "with ping -M do -s 8972 PEER";
     out.push_back(std::move(f));
   } else if (mtu_differs) {
-    Finding f = conn_finding("mtu-mismatch", Severity::kWarn,
-                             "the two hosts' netdev MTUs differ");
+    Finding f = conn_finding("mtu-mismatch", Severity::kWarn, "the two hosts' netdev MTUs differ");
     f.evidence.push_back(fmt::format("netdev MTU {} here, {} on {}", o.local->netdev_mtu,
                                      o.peer->netdev_mtu, o.host));
     f.fix = "set the same MTU on both hosts and the switch ports between them";
     out.push_back(std::move(f));
   }
-  const bool explained = std::any_of(out.begin(), out.end(),
-                                     [](const Finding& f) { return f.severity == Severity::kFail; });
+  const bool explained = std::any_of(
+      out.begin(), out.end(), [](const Finding& f) { return f.severity == Severity::kFail; });
   if (!explained) {
     Finding f = conn_finding("roce-packets-lost", Severity::kFail,
                              "the queue pairs reached RTS but no RDMA packet was acknowledged");
@@ -111,8 +114,9 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
       f.evidence.push_back(fmt::format("no rule dropping UDP 4791 found on this host{}",
                                        o.peer ? " or the peer" : ""));
     }
-    f.fix = "check for firewalls or ACLs on UDP 4791 along the path, the GID index on both sides "
-            "(rdmacheck devices), and the MTU of every hop";
+    f.fix =
+        "check for firewalls or ACLs on UDP 4791 along the path, the GID index on both sides "
+        "(rdmacheck devices), and the MTU of every hop";
     out.insert(out.begin(), std::move(f));
   }
 }
@@ -121,14 +125,22 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
 
 const char* stage_name(Stage s) {
   switch (s) {
-    case Stage::kResolve: return "resolve";
-    case Stage::kTcpConnect: return "tcp connect";
-    case Stage::kLocalSetup: return "local setup";
-    case Stage::kHandshake: return "handshake";
-    case Stage::kQpSetup: return "qp setup";
-    case Stage::kCmConnect: return "cm connect";
-    case Stage::kTraffic: return "traffic";
-    case Stage::kDone: return "done";
+    case Stage::kResolve:
+      return "resolve";
+    case Stage::kTcpConnect:
+      return "tcp connect";
+    case Stage::kLocalSetup:
+      return "local setup";
+    case Stage::kHandshake:
+      return "handshake";
+    case Stage::kQpSetup:
+      return "qp setup";
+    case Stage::kCmConnect:
+      return "cm connect";
+    case Stage::kTraffic:
+      return "traffic";
+    case Stage::kDone:
+      return "done";
   }
   return "?";
 }
@@ -139,8 +151,8 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
     case Stage::kDone:
       break;
     case Stage::kResolve: {
-      Finding f = conn_finding("bad-address", Severity::kFail,
-                               fmt::format("cannot resolve '{}'", o.host));
+      Finding f =
+          conn_finding("bad-address", Severity::kFail, fmt::format("cannot resolve '{}'", o.host));
       f.evidence.push_back(o.error);
       f.fix = "give the server's IP address or a name in /etc/hosts";
       out.push_back(std::move(f));
@@ -156,8 +168,9 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
         f.fix = fmt::format("start 'rdmacheck serve' on {} (or give its port with --port)", o.host);
         out.push_back(std::move(f));
       } else {
-        Finding f = conn_finding("peer-unreachable", Severity::kFail,
-                                 fmt::format("{} did not answer on TCP port {}", o.host, o.tcp_port));
+        Finding f =
+            conn_finding("peer-unreachable", Severity::kFail,
+                         fmt::format("{} did not answer on TCP port {}", o.host, o.tcp_port));
         f.evidence.push_back(o.error);
         f.fix = "check the address, the route (ip route get ADDR) and firewalls on TCP " +
                 std::to_string(o.tcp_port);
@@ -171,8 +184,9 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
         Finding f = conn_finding("memlock-too-low", Severity::kFail,
                                  "memory registration failed: the locked-memory limit is too low");
         f.evidence.push_back(o.error);
-        f.fix = "ulimit -l unlimited (or LimitMEMLOCK=infinity for a service; memlock in "
-                "/etc/security/limits.conf)";
+        f.fix =
+            "ulimit -l unlimited (or LimitMEMLOCK=infinity for a service; memlock in "
+            "/etc/security/limits.conf)";
         out.push_back(std::move(f));
       } else {
         Finding f = conn_finding("local-setup-failed", Severity::kFail,
@@ -192,8 +206,8 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
       break;
     }
     case Stage::kQpSetup: {
-      Finding f = conn_finding("qp-setup-failed", Severity::kFail,
-                               "a queue pair state change was refused");
+      Finding f =
+          conn_finding("qp-setup-failed", Severity::kFail, "a queue pair state change was refused");
       f.evidence.push_back(o.error);
       f.fix = "check the GID index and MTU (rdmacheck devices); a RoCE QP needs a valid GID";
       out.push_back(std::move(f));
@@ -208,9 +222,10 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
                                  "librdmacm could not map the peer's address to a local RDMA "
                                  "device and route");
         f.evidence.push_back(o.error);
-        f.fix = "check that the interface routing to the peer has an RDMA device (rdmacheck "
-                "devices); with several NICs give the source: --src ADDR or "
-                "RDMA_CM_SOURCE_ADDRESS=ADDR";
+        f.fix =
+            "check that the interface routing to the peer has an RDMA device (rdmacheck "
+            "devices); with several NICs give the source: --src ADDR or "
+            "RDMA_CM_SOURCE_ADDRESS=ADDR";
         out.push_back(std::move(f));
       } else if (o.cm_event == "REJECTED") {
         Finding f = conn_finding("cm-rejected", Severity::kFail,

@@ -31,14 +31,14 @@ struct LadderResult {
 };
 
 struct ConnObservation {
-  std::string host;             // what the user asked to reach
+  std::string host;  // what the user asked to reach
   uint16_t tcp_port = 0;
-  Stage failed = Stage::kDone;  // the first stage that failed; kDone = none
-  int errnum = 0;               // errno of the failure, if any
-  std::string failed_call;      // the call that failed ("ibv_reg_mr"), if any
-  std::string error;            // its message
-  std::optional<int> wc_status; // completion status of a failed work request (ibv_wc_status)
-  std::string cm_event;         // --cm: the event that broke setup ("UNREACHABLE"), or "timeout"
+  Stage failed = Stage::kDone;   // the first stage that failed; kDone = none
+  int errnum = 0;                // errno of the failure, if any
+  std::string failed_call;       // the call that failed ("ibv_reg_mr"), if any
+  std::string error;             // its message
+  std::optional<int> wc_status;  // completion status of a failed work request (ibv_wc_status)
+  std::string cm_event;          // --cm: the event that broke setup ("UNREACHABLE"), or "timeout"
   std::optional<proto::HostFacts> local;
   std::optional<proto::HostFacts> peer;
   std::vector<std::string> local_firewall;  // rules here that drop UDP 4791

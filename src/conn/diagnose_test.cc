@@ -6,7 +6,8 @@
 namespace rdmacheck::conn {
 namespace {
 
-proto::HostFacts facts(const std::string& gid, int netdev_mtu, const std::string& type = "RoCE v2") {
+proto::HostFacts facts(const std::string& gid, int netdev_mtu,
+                       const std::string& type = "RoCE v2") {
   proto::HostFacts f;
   f.gid = gid;
   f.gid_type = type;

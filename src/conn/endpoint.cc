@@ -24,10 +24,14 @@ constexpr int kCqDepth = 4096;
 
 const char* gid_type_text(uint32_t t) {
   switch (t) {
-    case IBV_GID_TYPE_IB: return "IB";
-    case IBV_GID_TYPE_ROCE_V1: return "RoCE v1";
-    case IBV_GID_TYPE_ROCE_V2: return "RoCE v2";
-    default: return "?";
+    case IBV_GID_TYPE_IB:
+      return "IB";
+    case IBV_GID_TYPE_ROCE_V1:
+      return "RoCE v1";
+    case IBV_GID_TYPE_ROCE_V2:
+      return "RoCE v2";
+    default:
+      return "?";
   }
 }
 
@@ -53,7 +57,8 @@ template <typename F>
 Status timed_step(std::vector<proto::Step>& timeline, const char* name, F&& f) {
   const auto t0 = Clock::now();
   Status s = f();
-  proto::Step step{name, Micros(Clock::now() - t0).count(), s.ok(), s.ok() ? "" : s.error().message()};
+  proto::Step step{name, Micros(Clock::now() - t0).count(), s.ok(),
+                   s.ok() ? "" : s.error().message()};
   timeline.push_back(std::move(step));
   return s;
 }
@@ -66,9 +71,9 @@ Result<uint8_t> pick_port(ibv_context* ctx, int port) {
   }
   if (port > 0) {
     if (port > da.phys_port_cnt) {
-      return plain_error("port", fmt::format("{} has {} port(s), not {}",
-                                             ibv_get_device_name(ctx->device), da.phys_port_cnt,
-                                             port));
+      return plain_error("port",
+                         fmt::format("{} has {} port(s), not {}", ibv_get_device_name(ctx->device),
+                                     da.phys_port_cnt, port));
     }
     return static_cast<uint8_t>(port);
   }
@@ -103,22 +108,23 @@ Status pick_gid(Endpoint& ep, const EndpointOptions& o) {
     auto e = verbs::query_gid(ep.verbs, ep.port, o.gid_index);
     if (!e) return e.error();
     if (zero_gid(e->gid)) {
-      return plain_error("gid", fmt::format("{} port {} GID index {} is empty", ep.device, ep.port,
-                                            o.gid_index));
+      return plain_error(
+          "gid", fmt::format("{} port {} GID index {} is empty", ep.device, ep.port, o.gid_index));
     }
     chosen = *e;
     const std::string text = gid_text(e->gid);
     if (e->gid_type == IBV_GID_TYPE_ROCE_V1) {
-      ep.warnings.push_back(fmt::format("GID index {} is RoCE v1 (not routable, no UDP 4791)",
-                                        o.gid_index));
+      ep.warnings.push_back(
+          fmt::format("GID index {} is RoCE v1 (not routable, no UDP 4791)", o.gid_index));
     }
     if (e->gid.raw[0] == 0xfe && (e->gid.raw[1] & 0xc0) == 0x80) {
       ep.warnings.push_back(fmt::format("GID index {} is a link-local IPv6 address", o.gid_index));
     }
     if (want && std::memcmp(e->gid.raw, want->raw, 16) != 0) {
-      ep.warnings.push_back(fmt::format("GID index {} ({}) is not {}, the address this host uses "
-                                        "towards the peer",
-                                        o.gid_index, text, o.local_address));
+      ep.warnings.push_back(
+          fmt::format("GID index {} ({}) is not {}, the address this host uses "
+                      "towards the peer",
+                      o.gid_index, text, o.local_address));
     }
   }
   if (!chosen) chosen = fallback;
@@ -148,23 +154,50 @@ double port_rate_gbps(const ibv_port_attr& a) {
   // ibv_query_port's width and speed encodings (see ibv_query_port(3)).
   double lanes = 0;
   switch (a.active_width) {
-    case 1: lanes = 1; break;
-    case 2: lanes = 4; break;
-    case 4: lanes = 8; break;
-    case 8: lanes = 12; break;
-    case 16: lanes = 2; break;
-    default: return 0;
+    case 1:
+      lanes = 1;
+      break;
+    case 2:
+      lanes = 4;
+      break;
+    case 4:
+      lanes = 8;
+      break;
+    case 8:
+      lanes = 12;
+      break;
+    case 16:
+      lanes = 2;
+      break;
+    default:
+      return 0;
   }
   double per_lane = 0;
   switch (a.active_speed) {
-    case 1: per_lane = 2.5; break;     // SDR
-    case 2: per_lane = 5; break;       // DDR
-    case 4: case 8: per_lane = 10; break;  // QDR, FDR10
-    case 16: per_lane = 14; break;         // FDR (sysfs: 56 Gb/sec 4X FDR)
-    case 32: per_lane = 25; break;         // EDR
-    case 64: per_lane = 50; break;         // HDR
-    case 128: per_lane = 100; break;       // NDR
-    default: break;
+    case 1:
+      per_lane = 2.5;
+      break;  // SDR
+    case 2:
+      per_lane = 5;
+      break;  // DDR
+    case 4:
+    case 8:
+      per_lane = 10;
+      break;  // QDR, FDR10
+    case 16:
+      per_lane = 14;
+      break;  // FDR (sysfs: 56 Gb/sec 4X FDR)
+    case 32:
+      per_lane = 25;
+      break;  // EDR
+    case 64:
+      per_lane = 50;
+      break;  // HDR
+    case 128:
+      per_lane = 100;
+      break;  // NDR
+    default:
+      break;
   }
   return lanes * per_lane;
 }
@@ -291,8 +324,8 @@ void record_cm_qp_state(Endpoint& ep, std::vector<proto::Step>& timeline) {
   ibv_qp_attr attr{};
   ibv_qp_init_attr init{};
   if (ibv_query_qp(ep.qp.get(), &attr, IBV_QP_STATE, &init) == 0) {
-    timeline.push_back(proto::Step{verbs::qp_state_name(attr.qp_state), 0,
-                                   attr.qp_state == IBV_QPS_RTS, ""});
+    timeline.push_back(
+        proto::Step{verbs::qp_state_name(attr.qp_state), 0, attr.qp_state == IBV_QPS_RTS, ""});
   }
 }
 
@@ -311,7 +344,8 @@ Result<Endpoint> open_device_only(const EndpointOptions& o) {
   ibv_device* dev = nullptr;
   if (!o.device.empty()) {
     dev = list->find(o.device);
-    if (dev == nullptr) return plain_error("device", fmt::format("no RDMA device named '{}'", o.device));
+    if (dev == nullptr)
+      return plain_error("device", fmt::format("no RDMA device named '{}'", o.device));
   }
   for (ibv_device* d : list->devices()) {
     if (dev != nullptr) break;
@@ -453,9 +487,8 @@ proto::HostFacts local_facts(const Endpoint& ep) {
   f.rate_gbps = port_rate_gbps(ep.port_attr);
   f.netdev = ep.netdev;
   if (!ep.netdev.empty()) {
-    f.netdev_mtu = std::atoi(FsRoot("/").read_line("/sys/class/net/" + ep.netdev + "/mtu")
-                                 .value_or("0")
-                                 .c_str());
+    f.netdev_mtu = std::atoi(
+        FsRoot("/").read_line("/sys/class/net/" + ep.netdev + "/mtu").value_or("0").c_str());
   }
   return f;
 }
@@ -508,7 +541,8 @@ Status connect_qp(Endpoint& ep, const proto::QpInfo& peer, int peer_mtu, const v
   verbs::PathParams path{ep.port, ep.gid_index, static_cast<ibv_mtu>(mtu_enum),
                          ep.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET};
   verbs::RemoteQp remote{peer.qpn, peer.psn, *gid, peer.lid};
-  if (auto s = timed_step(timeline, "RTR", [&] { return verbs::to_rtr(ep.qp.get(), path, remote, t); });
+  if (auto s =
+          timed_step(timeline, "RTR", [&] { return verbs::to_rtr(ep.qp.get(), path, remote, t); });
       !s) {
     return s;
   }

@@ -20,15 +20,15 @@
 namespace rdmacheck::conn {
 
 struct EndpointOptions {
-  std::string device;        // "" = the first device with an ACTIVE port
-  int port = 0;              // 0 = the first ACTIVE port
-  int gid_index = -1;        // -1 = the RoCE v2 GID of local_address
-  std::string local_address; // the source address towards the peer (from the TCP socket)
-  std::string src;           // --cm: source address for rdma_resolve_addr ("" = let routing pick)
+  std::string device;         // "" = the first device with an ACTIVE port
+  int port = 0;               // 0 = the first ACTIVE port
+  int gid_index = -1;         // -1 = the RoCE v2 GID of local_address
+  std::string local_address;  // the source address towards the peer (from the TCP socket)
+  std::string src;            // --cm: source address for rdma_resolve_addr ("" = let routing pick)
   std::string transport = "rc";
-  size_t buffer_size = 4096; // bytes for each direction
-  int access = 0;            // remote access flags of the buffer
-  uint32_t depth = 1;        // receive work requests kept posted
+  size_t buffer_size = 4096;  // bytes for each direction
+  int access = 0;             // remote access flags of the buffer
+  uint32_t depth = 1;         // receive work requests kept posted
 };
 
 struct AlignedFree {
@@ -40,7 +40,7 @@ struct Endpoint {
   // connection manager's channel and id come first and go last.
   verbs::CmChannelPtr cm_channel;
   verbs::CmIdPtr cm_id;
-  verbs::ContextPtr ctx;   // the device as we opened it (not with --cm)
+  verbs::ContextPtr ctx;         // the device as we opened it (not with --cm)
   ibv_context* verbs = nullptr;  // where the resources live: ctx, or cm_id->verbs
   verbs::PdPtr pd;
   verbs::CompChannelPtr channel;
@@ -55,9 +55,9 @@ struct Endpoint {
   int gid_index = 0;
   ibv_gid gid{};
   std::string gid_type;
-  std::string netdev;              // the netdev the GID belongs to (RoCE)
+  std::string netdev;  // the netdev the GID belongs to (RoCE)
   ibv_port_attr port_attr{};
-  size_t half = 0;                 // size of each buffer half
+  size_t half = 0;                    // size of each buffer half
   std::vector<std::string> warnings;  // e.g. a forced GID that looks wrong
   uint32_t psn = 0;
   uint32_t qkey = 0;

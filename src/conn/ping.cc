@@ -70,8 +70,8 @@ RoundTrip round_trip(Endpoint& ep, const proto::QpInfo& peer, uint32_t size, boo
       const uint32_t got = ud ? c.byte_len - 40 : c.byte_len;
       const char* data = ep.recv_buf() + (ud ? 40 : 0);
       if (got != size || std::memcmp(data, ep.send_buf(), size) != 0) {
-        r.error = fmt::format("echo of {} bytes came back as {} bytes or with other content", size,
-                              got);
+        r.error =
+            fmt::format("echo of {} bytes came back as {} bytes or with other content", size, got);
         return r;
       }
     }
@@ -171,8 +171,9 @@ PingReport run_ping(const PingOptions& o) {
   eo.access = o.write ? IBV_ACCESS_REMOTE_WRITE : 0;
   eo.src = o.src;
   const Deadline setup_d = std::min(end, deadline_in(std::chrono::seconds(10)));
-  auto ep = o.cm ? open_cm_endpoint(eo, peer_address(*sock), o.tcp_port, setup_d, rep.local_timeline)
-                 : open_endpoint(eo, rep.local_timeline);
+  auto ep = o.cm
+                ? open_cm_endpoint(eo, peer_address(*sock), o.tcp_port, setup_d, rep.local_timeline)
+                : open_endpoint(eo, rep.local_timeline);
   if (!ep) {
     if (o.cm && ep.error().call == "rdma_cm") {
       fail_cm(rep, ep.error());
@@ -223,8 +224,9 @@ PingReport run_ping(const PingOptions& o) {
     } else {
       const std::string token(reinterpret_cast<const char*>(&welcome->cm_token),
                               sizeof welcome->cm_token);
-      if (auto s = cm_connect(*ep, token, o.timing, std::min(end, deadline_in(std::chrono::seconds(8))),
-                              rep.local_timeline);
+      if (auto s =
+              cm_connect(*ep, token, o.timing, std::min(end, deadline_in(std::chrono::seconds(8))),
+                         rep.local_timeline);
           !s) {
         fail_cm(rep, s.error());
       }

@@ -41,8 +41,8 @@ nlohmann::json to_json(const PingReport& r) {
       {"error", r.obs.error},
       {"local", facts_json(r.obs.local)},
       {"peer", facts_json(r.obs.peer)},
-      {"timeline", {{"local", proto::to_json(r.local_timeline)},
-                    {"peer", proto::to_json(r.peer_timeline)}}},
+      {"timeline",
+       {{"local", proto::to_json(r.local_timeline)}, {"peer", proto::to_json(r.peer_timeline)}}},
       {"samples", samples},
       {"summary",
        {{"sent", r.stats.sent},
@@ -102,8 +102,8 @@ std::string format_text(const PingReport& r) {
     out += fmt::format("failed at {}: {}\n", stage_name(r.obs.failed), r.obs.error);
   }
   for (const auto& f : r.findings) out += format_finding(f);
-  out += fmt::format("result: {} ({:.0f} ms)\n",
-                     r.obs.failed == Stage::kDone ? "PASS" : "FAIL", r.elapsed_ms);
+  out += fmt::format("result: {} ({:.0f} ms)\n", r.obs.failed == Stage::kDone ? "PASS" : "FAIL",
+                     r.elapsed_ms);
   return out;
 }
 

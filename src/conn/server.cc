@@ -6,8 +6,8 @@
 #include <cstring>
 #include <list>
 #include <memory>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "conn/cm_acceptor.h"
@@ -41,16 +41,16 @@ struct SessionOutcome {
 };
 
 // The responder: echo every message back until the client says done.
-void respond(Endpoint& ep, const proto::Hello& hello, const Fd& sock, Deadline end,
-             proto::Bye& bye, SessionOutcome& out) {
+void respond(Endpoint& ep, const proto::Hello& hello, const Fd& sock, Deadline end, proto::Bye& bye,
+             SessionOutcome& out) {
   const bool ud = hello.test.transport == "ud";
   const bool write = hello.test.op == "write";
   const uint32_t recv_len = static_cast<uint32_t>(ep.half);
   for (;;) {
     auto wc = next_completion(ep, end, sock.get());
     if (!wc) {
-      out.outcome = wc.error().errnum == ETIMEDOUT ? "session time limit reached"
-                                                   : wc.error().message();
+      out.outcome =
+          wc.error().errnum == ETIMEDOUT ? "session time limit reached" : wc.error().message();
       return;
     }
     if (!wc->has_value()) {  // the control connection has something (or closed)
@@ -194,7 +194,8 @@ void session(int id, Fd sock, std::string peer, const ServerOptions& o, CmAccept
     setup.emplace(setup_oob(eo, *hello, o, welcome));
     if (!*setup) return refuse("server setup failed: " + setup->error().message());
   }
-  if (auto s = send_frame(sock, proto::to_json(welcome), deadline_in(std::chrono::seconds(5))); !s) {
+  if (auto s = send_frame(sock, proto::to_json(welcome), deadline_in(std::chrono::seconds(5)));
+      !s) {
     out.outcome = "client went away: " + s.error().message();
     return finish();
   }
@@ -219,8 +220,8 @@ void session(int id, Fd sock, std::string peer, const ServerOptions& o, CmAccept
     ibv_qp_init_attr init{};
     if (ep && ibv_query_qp(ep->qp.get(), &attr, IBV_QP_STATE, &init) == 0 &&
         attr.qp_state == IBV_QPS_ERR) {
-      bye.timeline.push_back(proto::Step{"ERROR", 0, false,
-                                         bye.wc_errors.empty() ? "" : bye.wc_errors.front()});
+      bye.timeline.push_back(
+          proto::Step{"ERROR", 0, false, bye.wc_errors.empty() ? "" : bye.wc_errors.front()});
     }
   }
   (void)send_frame(sock, proto::to_json(bye), deadline_in(std::chrono::seconds(2)));

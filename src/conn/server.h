@@ -21,8 +21,8 @@ struct ServerOptions {
   std::string device;
   int ib_port = 0;
   int gid_index = -1;
-  int max_sessions = 16;                       // concurrent
-  uint32_t max_bytes = proto::kMaxMessageSize; // registered per session
+  int max_sessions = 16;                        // concurrent
+  uint32_t max_bytes = proto::kMaxMessageSize;  // registered per session
   std::chrono::milliseconds handshake_timeout{5000};
   std::chrono::milliseconds session_timeout{120000};
   int exit_after = 0;  // stop after this many sessions (0 = never); for scripted use

@@ -16,9 +16,10 @@ void enrich_from_verbs(Inventory& inv) {
   for (auto& d : inv.devices) {
     ibv_device* dev = list->find(d.name);
     if (dev == nullptr) {
-      inv.notes.push_back(fmt::format("{} is in sysfs but libibverbs has no provider for it "
-                                      "(install ibverbs-providers)",
-                                      d.name));
+      inv.notes.push_back(
+          fmt::format("{} is in sysfs but libibverbs has no provider for it "
+                      "(install ibverbs-providers)",
+                      d.name));
       continue;
     }
     auto ctx = verbs::open_device(dev);
@@ -47,20 +48,23 @@ std::vector<std::string> explain_no_devices(const FsRoot& fs) {
   std::vector<std::string> why;
   if (!fs.exists("/sys/class/infiniband")) {
     if (!fs.exists("/sys/module/ib_core")) {
-      why.push_back("the kernel has no RDMA core loaded (/sys/module/ib_core is absent): "
-                    "load the NIC's RDMA driver (mlx5_ib, irdma, bnxt_re, ...) or, for "
-                    "Soft-RoCE, 'modprobe rdma_rxe'");
+      why.push_back(
+          "the kernel has no RDMA core loaded (/sys/module/ib_core is absent): "
+          "load the NIC's RDMA driver (mlx5_ib, irdma, bnxt_re, ...) or, for "
+          "Soft-RoCE, 'modprobe rdma_rxe'");
     } else {
       why.push_back("/sys/class/infiniband does not exist: no RDMA driver has registered a device");
     }
   } else {
-    why.push_back("/sys/class/infiniband is empty: the RDMA core is loaded but no device is "
-                  "registered (load the NIC's RDMA driver, or create a Soft-RoCE device: "
-                  "'rdma link add rxe0 type rxe netdev eth0')");
+    why.push_back(
+        "/sys/class/infiniband is empty: the RDMA core is loaded but no device is "
+        "registered (load the NIC's RDMA driver, or create a Soft-RoCE device: "
+        "'rdma link add rxe0 type rxe netdev eth0')");
   }
   if (!fs.exists("/sys/module/rdma_rxe") && !fs.exists("/sys/module/mlx5_ib")) {
-    why.push_back("no RDMA NIC driver module is loaded (looked for mlx5_ib and rdma_rxe in "
-                  "/sys/module)");
+    why.push_back(
+        "no RDMA NIC driver module is loaded (looked for mlx5_ib and rdma_rxe in "
+        "/sys/module)");
   }
   return why;
 }
@@ -126,10 +130,9 @@ std::string format_text(const Inventory& inv) {
                      "STATE", "PHYS", "LINK", "MTU", "MAX", "RATE", "NETDEV");
   for (const auto& d : inv.devices) {
     for (const auto& p : d.ports) {
-      out += fmt::format("{:<10} {:>4} {:<8} {:<10} {:<10} {:>6} {:>6} {:<20} {}\n", d.name,
-                         p.port, p.state_name, p.phys_state_name, p.link_layer,
-                         mtu_text(p.active_mtu), mtu_text(p.max_mtu), p.rate,
-                         p.netdev.empty() ? "-" : p.netdev);
+      out += fmt::format("{:<10} {:>4} {:<8} {:<10} {:<10} {:>6} {:>6} {:<20} {}\n", d.name, p.port,
+                         p.state_name, p.phys_state_name, p.link_layer, mtu_text(p.active_mtu),
+                         mtu_text(p.max_mtu), p.rate, p.netdev.empty() ? "-" : p.netdev);
     }
   }
   out += "\nGID table\n";

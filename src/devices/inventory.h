@@ -2,10 +2,9 @@
 // port MTUs and LID that only ibv_query_port knows, or why there is nothing.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "sysfs/fs_root.h"
 #include "sysfs/rdma_sysfs.h"

@@ -8,19 +8,26 @@ namespace rdmacheck {
 
 const char* severity_name(Severity s) {
   switch (s) {
-    case Severity::kOk: return "ok";
-    case Severity::kInfo: return "info";
-    case Severity::kWarn: return "warn";
-    case Severity::kFail: return "fail";
+    case Severity::kOk:
+      return "ok";
+    case Severity::kInfo:
+      return "info";
+    case Severity::kWarn:
+      return "warn";
+    case Severity::kFail:
+      return "fail";
   }
   return "?";
 }
 
 const char* layer_name(Layer l) {
   switch (l) {
-    case Layer::kDevice: return "device";
-    case Layer::kConnection: return "connection";
-    case Layer::kPerformance: return "performance";
+    case Layer::kDevice:
+      return "device";
+    case Layer::kConnection:
+      return "connection";
+    case Layer::kPerformance:
+      return "performance";
   }
   return "?";
 }
@@ -50,9 +57,12 @@ Severity worst(const std::vector<Finding>& fs) {
 
 int exit_status(const std::vector<Finding>& fs) {
   switch (worst(fs)) {
-    case Severity::kFail: return 2;
-    case Severity::kWarn: return 1;
-    default: return 0;
+    case Severity::kFail:
+      return 2;
+    case Severity::kWarn:
+      return 1;
+    default:
+      return 0;
   }
 }
 

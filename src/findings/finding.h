@@ -3,10 +3,9 @@
 // where from) and the fix. Commands produce findings; printers render them.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace rdmacheck {
 
@@ -17,13 +16,13 @@ const char* severity_name(Severity s);  // "ok", "info", "warn", "fail"
 const char* layer_name(Layer l);        // "device", "connection", "performance"
 
 struct Finding {
-  std::string id;        // kebab-case, stable: "firewall-blocks-roce"
+  std::string id;  // kebab-case, stable: "firewall-blocks-roce"
   Severity severity = Severity::kInfo;
   Layer layer = Layer::kDevice;
-  std::string summary;   // one line
+  std::string summary;  // one line
   std::vector<std::string> evidence;
-  std::string fix;       // a command or action; empty when nothing to do
-  std::string host;      // which host it concerns, when more than one
+  std::string fix;   // a command or action; empty when nothing to do
+  std::string host;  // which host it concerns, when more than one
 };
 
 nlohmann::json to_json(const Finding& f);

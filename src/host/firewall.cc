@@ -73,14 +73,15 @@ std::vector<std::string> roce_blocking_nft_rules(const std::string& ruleset) {
   std::istringstream in(ruleset);
   bool in_filter_chain = false;
   for (std::string line; std::getline(in, line);) {
-    if (line.find("hook input") != std::string::npos || line.find("hook output") != std::string::npos) {
+    if (line.find("hook input") != std::string::npos ||
+        line.find("hook output") != std::string::npos) {
       in_filter_chain = true;
       continue;
     }
     if (line.find("chain ") != std::string::npos) in_filter_chain = false;
     if (!in_filter_chain) continue;
-    const bool verdict = line.find(" drop") != std::string::npos ||
-                         line.find(" reject") != std::string::npos;
+    const bool verdict =
+        line.find(" drop") != std::string::npos || line.find(" reject") != std::string::npos;
     if (!verdict) continue;
     const auto dport = line.find("udp dport ");
     if (dport == std::string::npos) continue;

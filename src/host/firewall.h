@@ -8,10 +8,10 @@
 namespace rdmacheck {
 
 struct FirewallReport {
-  bool readable = false;            // false: neither iptables nor nft could be read
-  std::vector<std::string> rules;   // rules that drop or reject UDP 4791, as the tool printed them
-  std::string source;               // "iptables -S", "nft list ruleset"
-  std::string note;                 // why it could not be read
+  bool readable = false;           // false: neither iptables nor nft could be read
+  std::vector<std::string> rules;  // rules that drop or reject UDP 4791, as the tool printed them
+  std::string source;              // "iptables -S", "nft list ruleset"
+  std::string note;                // why it could not be read
 };
 
 // Lines of `iptables -S` / `ip6tables -S` that DROP or REJECT UDP 4791 in INPUT or OUTPUT.

@@ -1,12 +1,12 @@
 #include "lab/hub.h"
 
+#include <fmt/core.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cstring>
-#include <fmt/core.h>
 
 namespace rdmacheck::lab {
 namespace {

@@ -27,7 +27,8 @@ Status add(archive* a, const std::string& name, const std::string& data, int mod
   archive_entry_set_filetype(e.get(), dir ? AE_IFDIR : AE_IFREG);
   archive_entry_set_perm(e.get(), static_cast<mode_t>(mode));
   if (archive_write_header(a, e.get()) != ARCHIVE_OK) {
-    return plain_error("archive_write_header", fmt::format("{}: {}", name, archive_error_string(a)));
+    return plain_error("archive_write_header",
+                       fmt::format("{}: {}", name, archive_error_string(a)));
   }
   if (!data.empty() &&
       archive_write_data(a, data.data(), data.size()) != static_cast<la_ssize_t>(data.size())) {

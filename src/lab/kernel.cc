@@ -1,12 +1,12 @@
 #include "lab/kernel.h"
 
 #include <fmt/core.h>
+#include <string.h>  // strverscmp
 
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <sstream>
-#include <string.h>  // strverscmp
 
 namespace rdmacheck::lab {
 namespace {
@@ -29,9 +29,16 @@ std::string from_modules_dep(const std::string& dep, const std::string& name) {
 }  // namespace
 
 const std::vector<std::string>& boot_modules() {
-  static const std::vector<std::string> mods = {
-      "virtio_ring", "virtio", "virtio_pci_legacy_dev", "virtio_pci_modern_dev", "virtio_pci",
-      "netfs",       "fscache", "9pnet",                "9pnet_virtio",          "9p"};
+  static const std::vector<std::string> mods = {"virtio_ring",
+                                                "virtio",
+                                                "virtio_pci_legacy_dev",
+                                                "virtio_pci_modern_dev",
+                                                "virtio_pci",
+                                                "netfs",
+                                                "fscache",
+                                                "9pnet",
+                                                "9pnet_virtio",
+                                                "9p"};
   return mods;
 }
 
@@ -49,7 +56,8 @@ Result<Kernel> find_kernel(const FsRoot& fs, const std::string& image) {
   if (!image.empty()) {
     const std::string base = std::filesystem::path(image).filename().string();
     if (base.rfind("vmlinuz-", 0) != 0) {
-      return plain_error("--kernel", fmt::format("{}: expected a /boot/vmlinuz-VERSION image", image));
+      return plain_error("--kernel",
+                         fmt::format("{}: expected a /boot/vmlinuz-VERSION image", image));
     }
     if (!fs.exists(image)) return code_error("--kernel", ENOENT, image);
     versions.push_back(base.substr(8));
@@ -62,8 +70,9 @@ Result<Kernel> find_kernel(const FsRoot& fs, const std::string& image) {
     });
   }
   if (versions.empty()) {
-    return plain_error("lab", "no kernel in /boot: install one with 'apt-get install "
-                              "linux-image-amd64' (it brings the rdma_rxe module)");
+    return plain_error("lab",
+                       "no kernel in /boot: install one with 'apt-get install "
+                       "linux-image-amd64' (it brings the rdma_rxe module)");
   }
   std::vector<std::string> rejected;
   for (const auto& v : versions) {

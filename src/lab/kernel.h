@@ -14,9 +14,9 @@ namespace rdmacheck::lab {
 const std::vector<std::string>& boot_modules();
 
 struct Kernel {
-  std::string version;  // "6.1.0-57-amd64"
-  std::string image;    // "/boot/vmlinuz-6.1.0-57-amd64"
-  std::string modules;  // "/lib/modules/6.1.0-57-amd64"
+  std::string version;                         // "6.1.0-57-amd64"
+  std::string image;                           // "/boot/vmlinuz-6.1.0-57-amd64"
+  std::string modules;                         // "/lib/modules/6.1.0-57-amd64"
   std::vector<std::string> boot_module_paths;  // absolute, in boot_modules() order
 };
 

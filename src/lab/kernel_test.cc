@@ -30,7 +30,9 @@ class KernelTree : public ::testing::Test {
     for (const auto& name : boot_modules()) {
       dep << "kernel/somewhere/" << name << ".ko:\n";
     }
-    if (rxe) dep << "kernel/drivers/infiniband/sw/rxe/rdma_rxe.ko: kernel/drivers/infiniband/core/ib_core.ko\n";
+    if (rxe)
+      dep << "kernel/drivers/infiniband/sw/rxe/rdma_rxe.ko: "
+             "kernel/drivers/infiniband/core/ib_core.ko\n";
   }
   fs::path root_;
 };
@@ -94,9 +96,11 @@ TEST(Vm, QemuCommandLine) {
   auto has = [&](const std::string& x) { return std::find(a.begin(), a.end(), x) != a.end(); };
   EXPECT_TRUE(has("tcg,thread=multi"));
   EXPECT_TRUE(has("console=ttyS0 quiet loglevel=3 panic=-1 rdmacheck.host=h2"));
-  EXPECT_TRUE(has("local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"));
-  EXPECT_TRUE(has("dgram,id=n0,local.type=unix,local.path=/tmp/l/h2.sock,remote.type=unix,"
-                  "remote.path=/tmp/l/hub-h2.sock"));
+  EXPECT_TRUE(
+      has("local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"));
+  EXPECT_TRUE(
+      has("dgram,id=n0,local.type=unix,local.path=/tmp/l/h2.sock,remote.type=unix,"
+          "remote.path=/tmp/l/hub-h2.sock"));
   EXPECT_TRUE(has("virtio-net-pci,netdev=n0,mac=52:54:00:12:34:02"));
   EXPECT_FALSE(has("-enable-kvm"));
 }

@@ -29,12 +29,12 @@ const std::string kMarker = "rdmacheck-lab: up ";
 struct Guest {
   GuestPlan plan;
   std::unique_ptr<Vm> vm;
-  std::string partial;               // console bytes not yet ending in '\n'
-  std::vector<std::string> hidden;   // console lines before our script spoke (firmware, kernel)
+  std::string partial;              // console bytes not yet ending in '\n'
+  std::vector<std::string> hidden;  // console lines before our script spoke (firmware, kernel)
   bool script_started = false;
   Clock::time_point started_at;
   std::optional<double> boot_s;
-  bool finished = false;             // wrote exit (runners) or failed
+  bool finished = false;  // wrote exit (runners) or failed
   std::optional<int> exit;
   std::string failed;
 };
@@ -61,7 +61,8 @@ std::optional<std::string> read_text(const fs::path& p) {
 
 // Kernel messages ("[    8.898864] sysrq: Power Off") and firmware noise.
 bool is_kernel_line(const std::string& l) {
-  return l.size() > 2 && l[0] == '[' && (l[1] == ' ' || std::isdigit(static_cast<unsigned char>(l[1])));
+  return l.size() > 2 && l[0] == '[' &&
+         (l[1] == ' ' || std::isdigit(static_cast<unsigned char>(l[1])));
 }
 
 std::string clean(const std::string& raw) {
@@ -129,9 +130,11 @@ Status Lab::prepare(const std::vector<GuestPlan>& plan, const Kernel& k) {
     fs::remove_all(gd, ec);
     fs::create_directories(gd, ec);
     if (ec) return code_error("mkdir", ec.value(), gd.string());
-    if (auto s = write_file(gd / "init.sh", guest_script(g, plan), fs::perms::owner_all); !s) return s;
+    if (auto s = write_file(gd / "init.sh", guest_script(g, plan), fs::perms::owner_all); !s)
+      return s;
     for (size_t i = 0; i < g.setup.size(); ++i) {
-      if (auto s = write_file(gd / fmt::format("setup.{}.sh", i + 1), g.setup[i] + "\n"); !s) return s;
+      if (auto s = write_file(gd / fmt::format("setup.{}.sh", i + 1), g.setup[i] + "\n"); !s)
+        return s;
     }
     for (size_t i = 0; i < g.run.size(); ++i) {
       if (auto s = write_file(gd / fmt::format("run.{}.sh", i + 1), g.run[i] + "\n"); !s) return s;
@@ -203,10 +206,10 @@ nlohmann::json Lab::result_json(int status, const std::string& why) {
       const auto out = read_text(gd / fmt::format("out.{}", i + 1));
       const auto rc = read_text(gd / fmt::format("rc.{}", i + 1));
       nlohmann::json parsed = out ? nlohmann::json::parse(*out, nullptr, false) : nlohmann::json();
-      runs.push_back({{"command", g.plan.run[i]},
-                      {"exit", rc ? nlohmann::json(std::atoi(rc->c_str())) : nlohmann::json()},
-                      {"output", parsed.is_discarded() ? nlohmann::json(out.value_or(""))
-                                                       : parsed}});
+      runs.push_back(
+          {{"command", g.plan.run[i]},
+           {"exit", rc ? nlohmann::json(std::atoi(rc->c_str())) : nlohmann::json()},
+           {"output", parsed.is_discarded() ? nlohmann::json(out.value_or("")) : parsed}});
     }
     hosts.push_back({{"name", g.plan.name},
                      {"address", g.plan.address},
@@ -243,7 +246,8 @@ int Lab::run() {
   }
   const std::string qemu = which("qemu-system-x86_64");
   if (qemu.empty()) {
-    std::fprintf(stderr, "rdmacheck lab: qemu-system-x86_64 not found: install 'qemu-system-x86'\n");
+    std::fprintf(stderr,
+                 "rdmacheck lab: qemu-system-x86_64 not found: install 'qemu-system-x86'\n");
     return kLabFailed;
   }
   if (which("busybox").empty() && ::access("/bin/busybox", X_OK) != 0) {

@@ -64,7 +64,8 @@ Result<std::vector<HostCmd>> fault_commands(const std::string& fault, int hosts,
     char* end = nullptr;
     const double pct = std::strtod(arg.c_str(), &end);
     if (arg.empty() || *end != '\0' || !(pct > 0 && pct <= 100)) {
-      return plain_error("--fault", fmt::format("'{}': loss needs a percentage, e.g. loss:1", fault));
+      return plain_error("--fault",
+                         fmt::format("'{}': loss needs a percentage, e.g. loss:1", fault));
     }
     return std::vector<HostCmd>{
         {host, fmt::format("tc qdisc add dev eth0 root netem loss {}%", arg)}};

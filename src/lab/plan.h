@@ -21,9 +21,9 @@ struct LabOptions {
   std::vector<std::string> run;     // "HOST:CMD"
   std::vector<std::string> faults;  // "NAME[@HOST]"
   bool json = false;
-  bool verbose = false;             // also show kernel messages
-  bool keep = false;                // keep the work directory
-  std::string kernel;               // --kernel image
+  bool verbose = false;  // also show kernel messages
+  bool keep = false;     // keep the work directory
+  std::string kernel;    // --kernel image
   std::string workdir;
   std::string accel = "tcg";
   int memory_mb = 768;
@@ -31,7 +31,7 @@ struct LabOptions {
 };
 
 struct GuestPlan {
-  std::string name;     // "h1"
+  std::string name;  // "h1"
   int index = 1;
   std::string address;  // "198.18.0.1"
   std::vector<std::string> setup;

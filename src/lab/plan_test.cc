@@ -31,7 +31,8 @@ TEST(Plan, SetupRunAndFaults) {
   o.faults = {"firewall", "loss:1.5@h2"};
   auto p = make_plan(o);
   ASSERT_TRUE(p.ok()) << p.error().message();
-  EXPECT_EQ((*p)[0].setup, std::vector<std::string>{"iptables -I INPUT -p udp --dport 4791 -j DROP"});
+  EXPECT_EQ((*p)[0].setup,
+            std::vector<std::string>{"iptables -I INPUT -p udp --dport 4791 -j DROP"});
   EXPECT_EQ((*p)[1].setup, std::vector<std::string>{"tc qdisc add dev eth0 root netem loss 1.5%"});
   EXPECT_EQ((*p)[2].setup, std::vector<std::string>{"echo hi"});
   EXPECT_TRUE((*p)[2].run.empty());  // --run replaces the default test

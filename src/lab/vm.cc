@@ -1,6 +1,7 @@
 #include "lab/vm.h"
 
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -8,7 +9,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fmt/core.h>
 #include <sstream>
 #include <thread>
 
@@ -32,23 +32,38 @@ std::string which(const std::string& program) {
 std::vector<std::string> qemu_args(const VmSpec& s) {
   std::vector<std::string> a = {
       s.qemu,
-      "-name", s.name,
-      "-accel", s.accel == "kvm" ? "kvm" : "tcg,thread=multi",
-      "-cpu", s.accel == "kvm" ? "host" : "max",
-      "-m", std::to_string(s.memory_mb),
-      "-smp", "1",
-      "-nographic", "-no-reboot", "-nodefaults",
-      "-serial", "stdio",
-      "-kernel", s.kernel,
-      "-initrd", s.initrd,
+      "-name",
+      s.name,
+      "-accel",
+      s.accel == "kvm" ? "kvm" : "tcg,thread=multi",
+      "-cpu",
+      s.accel == "kvm" ? "host" : "max",
+      "-m",
+      std::to_string(s.memory_mb),
+      "-smp",
+      "1",
+      "-nographic",
+      "-no-reboot",
+      "-nodefaults",
+      "-serial",
+      "stdio",
+      "-kernel",
+      s.kernel,
+      "-initrd",
+      s.initrd,
       // quiet + loglevel keep the kernel's boot chatter off the console; panic=-1 powers off.
-      "-append", fmt::format("console=ttyS0 quiet loglevel=3 panic=-1 rdmacheck.host={}", s.name),
-      "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
-      "-virtfs", fmt::format("local,path={},mount_tag=lab,security_model=none", s.lab_dir),
-      "-netdev", fmt::format("dgram,id=n0,local.type=unix,local.path={},remote.type=unix,"
-                             "remote.path={}",
-                             s.wire_local, s.wire_remote),
-      "-device", fmt::format("virtio-net-pci,netdev=n0,mac={}", s.mac),
+      "-append",
+      fmt::format("console=ttyS0 quiet loglevel=3 panic=-1 rdmacheck.host={}", s.name),
+      "-virtfs",
+      "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
+      "-virtfs",
+      fmt::format("local,path={},mount_tag=lab,security_model=none", s.lab_dir),
+      "-netdev",
+      fmt::format("dgram,id=n0,local.type=unix,local.path={},remote.type=unix,"
+                  "remote.path={}",
+                  s.wire_local, s.wire_remote),
+      "-device",
+      fmt::format("virtio-net-pci,netdev=n0,mac={}", s.mac),
   };
   return a;
 }

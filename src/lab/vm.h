@@ -14,11 +14,11 @@
 namespace rdmacheck::lab {
 
 struct VmSpec {
-  std::string name;         // "h1"
+  std::string name;  // "h1"
   std::string qemu = "qemu-system-x86_64";
   std::string accel = "tcg";
   int memory_mb = 768;
-  std::string kernel;       // image
+  std::string kernel;  // image
   std::string initrd;
   std::string lab_dir;      // exported writable as mount tag "lab"
   std::string wire_local;   // our end of the unix-datagram wire

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -11,7 +12,6 @@
 
 #include <climits>
 #include <cstring>
-#include <fmt/core.h>
 
 namespace rdmacheck {
 namespace {
@@ -53,7 +53,8 @@ Status io_all(int fd, char* buf, size_t len, bool writing, Deadline d) {
       done += static_cast<size_t>(n);
       continue;
     }
-    if (n == 0) return code_error(writing ? "send" : "recv", ECONNRESET, "peer closed the connection");
+    if (n == 0)
+      return code_error(writing ? "send" : "recv", ECONNRESET, "peer closed the connection");
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) return errno_error(writing ? "send" : "recv");
     if (auto s = wait_fd(fd, writing ? POLLOUT : POLLIN, d, writing ? "send" : "recv"); !s) {
@@ -182,8 +183,8 @@ Result<Fd> tcp_accept(const Fd& listener, Deadline d, std::string* peer) {
 Status send_frame(const Fd& fd, const nlohmann::json& msg, Deadline d) {
   std::string body = msg.dump();
   if (body.size() > kMaxFrame) {
-    return plain_error("send_frame", fmt::format("message of {} bytes over the {} cap", body.size(),
-                                                 kMaxFrame));
+    return plain_error("send_frame",
+                       fmt::format("message of {} bytes over the {} cap", body.size(), kMaxFrame));
   }
   const uint32_t n = htonl(static_cast<uint32_t>(body.size()));
   std::string frame(reinterpret_cast<const char*>(&n), 4);

@@ -118,8 +118,8 @@ class Fields {
   }
   void fail(const std::string& key, const std::string& why) {
     if (!error_) {
-      error_ = plain_error("handshake", fmt::format("{}{}{}: {}", where_, key.empty() ? "" : ".",
-                                                    key, why));
+      error_ = plain_error("handshake",
+                           fmt::format("{}{}{}: {}", where_, key.empty() ? "" : ".", key, why));
     }
   }
 
@@ -133,8 +133,8 @@ std::optional<Error> check_type(const json& j, const char* type) {
   if (message_type(j) == "error") {
     return plain_error("peer", error_text(j));
   }
-  return plain_error("handshake", fmt::format("expected a '{}' message, got '{}'", type,
-                                              message_type(j)));
+  return plain_error("handshake",
+                     fmt::format("expected a '{}' message, got '{}'", type, message_type(j)));
 }
 
 HostFacts read_facts(Fields& parent, const json* j) {
@@ -190,7 +190,7 @@ std::vector<Step> read_steps(Fields& parent, const json* j) {
 }
 
 json qp_json(const QpInfo& q) {
-  return {{"qpn", q.qpn}, {"psn", q.psn},   {"gid", q.gid},  {"lid", q.lid},
+  return {{"qpn", q.qpn},   {"psn", q.psn},   {"gid", q.gid},  {"lid", q.lid},
           {"addr", q.addr}, {"rkey", q.rkey}, {"qkey", q.qkey}};
 }
 
@@ -276,8 +276,8 @@ json to_json(const Done& m) {
 }
 
 json to_json(const Bye& m) {
-  return {{"type", "bye"},          {"version", kVersion},         {"timeline", to_json(m.timeline)},
-          {"received", m.received}, {"replied", m.replied},        {"wc_errors", m.wc_errors},
+  return {{"type", "bye"},          {"version", kVersion},  {"timeline", to_json(m.timeline)},
+          {"received", m.received}, {"replied", m.replied}, {"wc_errors", m.wc_errors},
           {"firewall", m.firewall}};
 }
 

@@ -4,39 +4,39 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/result.h"
 
 namespace rdmacheck::proto {
 
 constexpr int kVersion = 1;
-constexpr uint16_t kDefaultPort = 4792;  // next to RoCE's UDP 4791; not perftest's 18515 nor rping's 7174
+constexpr uint16_t kDefaultPort =
+    4792;  // next to RoCE's UDP 4791; not perftest's 18515 nor rping's 7174
 constexpr uint32_t kMaxMessageSize = 64u << 20;  // largest test message a client may ask for
 constexpr uint32_t kMaxDepth = 1024;
 
 // What each side tells the other about itself, so that either can compare.
 struct HostFacts {
   std::string hostname;
-  std::string version;     // rdmacheck version
-  std::string device;      // "rxe0"
+  std::string version;  // rdmacheck version
+  std::string device;   // "rxe0"
   int port = 1;
   int gid_index = 0;
-  std::string gid;         // "0000:0000:0000:0000:0000:ffff:c612:0001"
-  std::string gid_type;    // "RoCE v2"
-  int active_mtu = 0;      // bytes
-  int netdev_mtu = 0;      // bytes, 0 when unknown
+  std::string gid;       // "0000:0000:0000:0000:0000:ffff:c612:0001"
+  std::string gid_type;  // "RoCE v2"
+  int active_mtu = 0;    // bytes
+  int netdev_mtu = 0;    // bytes, 0 when unknown
   double rate_gbps = 0;
   std::string netdev;
 };
 
 struct QpInfo {
-  uint32_t qpn = 0;   // 24 bits
-  uint32_t psn = 0;   // 24 bits
+  uint32_t qpn = 0;  // 24 bits
+  uint32_t psn = 0;  // 24 bits
   std::string gid;
   uint16_t lid = 0;
   uint64_t addr = 0;  // buffer for RDMA write/read tests, 0 when none
@@ -53,8 +53,8 @@ struct TestSpec {
   bool cm = false;               // connect through librdmacm instead of the TCP exchange
 };
 
-struct Step {  // one QP state change and how long it took
-  std::string name;   // "INIT", "RTR", "RTS", "ERROR"
+struct Step {        // one QP state change and how long it took
+  std::string name;  // "INIT", "RTR", "RTS", "ERROR"
   double usec = 0;
   bool ok = true;
   std::string error;

@@ -60,10 +60,14 @@ std::string port_netdev(const FsRoot& fs, const std::string& dev_dir, const Port
 
 const char* gid_type_name(GidType t) {
   switch (t) {
-    case GidType::kIb: return "IB";
-    case GidType::kRoceV1: return "RoCE v1";
-    case GidType::kRoceV2: return "RoCE v2";
-    case GidType::kUnknown: break;
+    case GidType::kIb:
+      return "IB";
+    case GidType::kRoceV1:
+      return "RoCE v1";
+    case GidType::kRoceV2:
+      return "RoCE v2";
+    case GidType::kUnknown:
+      break;
   }
   return "?";
 }

@@ -15,7 +15,7 @@ const char* gid_type_name(GidType t);  // "IB", "RoCE v1", "RoCE v2", "?"
 
 struct GidEntry {
   int index = 0;
-  std::string gid;      // as sysfs prints it: 8 groups of 4 hex digits
+  std::string gid;  // as sysfs prints it: 8 groups of 4 hex digits
   GidType type = GidType::kUnknown;
   std::string netdev;   // gid_attrs/ndevs/N; empty on InfiniBand
   std::string address;  // the IP address the GID carries ("198.18.0.1", "fe80::..."), if any
@@ -25,14 +25,14 @@ struct GidEntry {
 
 struct PortInfo {
   int port = 0;
-  int state = 0;             // IB port state number: 1 DOWN 2 INIT 3 ARMED 4 ACTIVE 5 ACTIVE_DEFER
-  std::string state_name;    // "ACTIVE"
-  int phys_state = 0;        // 1 Sleep 2 Polling 3 Disabled 4 PortConfigurationTraining 5 LinkUp ...
+  int state = 0;           // IB port state number: 1 DOWN 2 INIT 3 ARMED 4 ACTIVE 5 ACTIVE_DEFER
+  std::string state_name;  // "ACTIVE"
+  int phys_state = 0;      // 1 Sleep 2 Polling 3 Disabled 4 PortConfigurationTraining 5 LinkUp ...
   std::string phys_state_name;
-  std::string link_layer;    // "Ethernet" or "InfiniBand"
-  std::string rate;          // "2.5 Gb/sec (1X SDR)"
+  std::string link_layer;  // "Ethernet" or "InfiniBand"
+  std::string rate;        // "2.5 Gb/sec (1X SDR)"
   double rate_gbps = 0;
-  std::string netdev;        // the Ethernet netdev behind the port (RoCE), if known
+  std::string netdev;             // the Ethernet netdev behind the port (RoCE), if known
   std::optional<int> active_mtu;  // bytes; from ibv_query_port, not in sysfs
   std::optional<int> max_mtu;
   std::optional<int> lid;
@@ -44,7 +44,7 @@ struct DeviceInfo {
   std::string node_type;  // "1: CA"
   std::string fw_ver;
   std::string node_guid;
-  std::string driver;     // kernel driver of the parent device, or "rxe"/"siw" for software devices
+  std::string driver;  // kernel driver of the parent device, or "rxe"/"siw" for software devices
   std::string pci_address;  // "0000:3b:00.0" for PCI devices, empty for software ones
   std::vector<PortInfo> ports;
 };

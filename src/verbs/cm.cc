@@ -40,7 +40,8 @@ Result<CmEvent> next_cm_event(rdma_event_channel* ch, Deadline d) {
     if (errno != EAGAIN && errno != EWOULDBLOCK) return errno_error("rdma_get_cm_event");
     pollfd p{ch->fd, POLLIN, 0};
     const int n = ::poll(&p, 1, ms_left(d));
-    if (n == 0) return code_error("rdma_get_cm_event", ETIMEDOUT, "no CM event before the deadline");
+    if (n == 0)
+      return code_error("rdma_get_cm_event", ETIMEDOUT, "no CM event before the deadline");
     if (n < 0 && errno != EINTR) return errno_error("poll");
   }
 }

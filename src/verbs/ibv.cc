@@ -60,7 +60,8 @@ Result<MrPtr> reg_mr(ibv_pd* pd, void* addr, size_t len, int access) {
 Result<CompChannelPtr> create_comp_channel(ibv_context* ctx) {
   errno = 0;
   ibv_comp_channel* ch = ibv_create_comp_channel(ctx);
-  if (ch == nullptr) return errno_error("ibv_create_comp_channel", ibv_get_device_name(ctx->device));
+  if (ch == nullptr)
+    return errno_error("ibv_create_comp_channel", ibv_get_device_name(ctx->device));
   return CompChannelPtr(ch);
 }
 
@@ -93,8 +94,8 @@ Result<AhPtr> create_ah(ibv_pd* pd, ibv_ah_attr& attr) {
 Result<ibv_port_attr> query_port(ibv_context* ctx, uint8_t port) {
   ibv_port_attr attr{};
   if (int rc = ibv_query_port(ctx, port, &attr); rc != 0) {
-    return code_error("ibv_query_port",
-                      rc, fmt::format("{} port {}", ibv_get_device_name(ctx->device), port));
+    return code_error("ibv_query_port", rc,
+                      fmt::format("{} port {}", ibv_get_device_name(ctx->device), port));
   }
   return attr;
 }
@@ -102,20 +103,25 @@ Result<ibv_port_attr> query_port(ibv_context* ctx, uint8_t port) {
 Result<ibv_gid_entry> query_gid(ibv_context* ctx, uint8_t port, int index) {
   ibv_gid_entry e{};
   if (int rc = ibv_query_gid_ex(ctx, port, static_cast<uint32_t>(index), &e, 0); rc != 0) {
-    return code_error("ibv_query_gid_ex", rc,
-                      fmt::format("{} port {} index {}", ibv_get_device_name(ctx->device), port,
-                                  index));
+    return code_error(
+        "ibv_query_gid_ex", rc,
+        fmt::format("{} port {} index {}", ibv_get_device_name(ctx->device), port, index));
   }
   return e;
 }
 
 int mtu_bytes(ibv_mtu mtu) {
   switch (mtu) {
-    case IBV_MTU_256: return 256;
-    case IBV_MTU_512: return 512;
-    case IBV_MTU_1024: return 1024;
-    case IBV_MTU_2048: return 2048;
-    case IBV_MTU_4096: return 4096;
+    case IBV_MTU_256:
+      return 256;
+    case IBV_MTU_512:
+      return 512;
+    case IBV_MTU_1024:
+      return 1024;
+    case IBV_MTU_2048:
+      return 2048;
+    case IBV_MTU_4096:
+      return 4096;
   }
   return 0;
 }

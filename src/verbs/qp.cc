@@ -32,12 +32,15 @@ Status to_init(ibv_qp* qp, uint8_t port, int access_flags) {
       .pkey_index = 0,
       .port_num = port,
   };
+  // One mask flag per line, as rdma-core writes them.
+  // clang-format off
   return modify(qp, attr,
                 IBV_QP_STATE |
                 IBV_QP_PKEY_INDEX |
                 IBV_QP_PORT |
                 IBV_QP_ACCESS_FLAGS,
                 "ibv_modify_qp(INIT)", port);
+  // clang-format on
 }
 
 Status to_rtr(ibv_qp* qp, const PathParams& path, const RemoteQp& remote, const RcTiming& timing) {
@@ -67,6 +70,8 @@ Status to_rtr(ibv_qp* qp, const PathParams& path, const RemoteQp& remote, const 
       .max_dest_rd_atomic = 16,
       .min_rnr_timer = t.min_rnr_timer,
   };
+  // One mask flag per line, as rdma-core writes them.
+  // clang-format off
   return modify(qp, attr,
                 IBV_QP_STATE |
                 IBV_QP_AV |
@@ -76,6 +81,7 @@ Status to_rtr(ibv_qp* qp, const PathParams& path, const RemoteQp& remote, const 
                 IBV_QP_MAX_DEST_RD_ATOMIC |
                 IBV_QP_MIN_RNR_TIMER,
                 "ibv_modify_qp(RTR)", path.port);
+  // clang-format on
 }
 
 Status to_rts(ibv_qp* qp, uint32_t sq_psn, const RcTiming& timing) {
@@ -88,6 +94,8 @@ Status to_rts(ibv_qp* qp, uint32_t sq_psn, const RcTiming& timing) {
       .retry_cnt = t.retry_cnt,
       .rnr_retry = t.rnr_retry,
   };
+  // One mask flag per line, as rdma-core writes them.
+  // clang-format off
   return modify(qp, attr,
                 IBV_QP_STATE |
                 IBV_QP_TIMEOUT |
@@ -96,6 +104,7 @@ Status to_rts(ibv_qp* qp, uint32_t sq_psn, const RcTiming& timing) {
                 IBV_QP_SQ_PSN |
                 IBV_QP_MAX_QP_RD_ATOMIC,
                 "ibv_modify_qp(RTS)", 0);
+  // clang-format on
 }
 
 Status ud_to_init(ibv_qp* qp, uint8_t port, uint32_t qkey) {
@@ -105,12 +114,15 @@ Status ud_to_init(ibv_qp* qp, uint8_t port, uint32_t qkey) {
       .pkey_index = 0,
       .port_num = port,
   };
+  // One mask flag per line, as rdma-core writes them.
+  // clang-format off
   return modify(qp, attr,
                 IBV_QP_STATE |
                 IBV_QP_PKEY_INDEX |
                 IBV_QP_PORT |
                 IBV_QP_QKEY,
                 "ibv_modify_qp(INIT)", port);
+  // clang-format on
 }
 
 Status ud_to_rtr(ibv_qp* qp) {
@@ -135,14 +147,22 @@ Status to_reset(ibv_qp* qp) {
 
 const char* qp_state_name(ibv_qp_state s) {
   switch (s) {
-    case IBV_QPS_RESET: return "RESET";
-    case IBV_QPS_INIT: return "INIT";
-    case IBV_QPS_RTR: return "RTR";
-    case IBV_QPS_RTS: return "RTS";
-    case IBV_QPS_SQD: return "SQD";
-    case IBV_QPS_SQE: return "SQE";
-    case IBV_QPS_ERR: return "ERROR";
-    case IBV_QPS_UNKNOWN: break;
+    case IBV_QPS_RESET:
+      return "RESET";
+    case IBV_QPS_INIT:
+      return "INIT";
+    case IBV_QPS_RTR:
+      return "RTR";
+    case IBV_QPS_RTS:
+      return "RTS";
+    case IBV_QPS_SQD:
+      return "SQD";
+    case IBV_QPS_SQE:
+      return "SQE";
+    case IBV_QPS_ERR:
+      return "ERROR";
+    case IBV_QPS_UNKNOWN:
+      break;
   }
   return "UNKNOWN";
 }

@@ -12,23 +12,23 @@ namespace rdmacheck::verbs {
 
 struct RemoteQp {
   uint32_t qpn = 0;
-  uint32_t psn = 0;     // 24 bits
+  uint32_t psn = 0;  // 24 bits
   ibv_gid gid{};
-  uint16_t lid = 0;     // InfiniBand only; 0 on RoCE
+  uint16_t lid = 0;  // InfiniBand only; 0 on RoCE
 };
 
 struct PathParams {
   uint8_t port = 1;
   int sgid_index = 0;
   ibv_mtu mtu = IBV_MTU_1024;
-  bool global = true;   // RoCE always needs the GRH
+  bool global = true;  // RoCE always needs the GRH
 };
 
 // Reliability knobs of an RC QP. retry_cnt and rnr_retry are capped at 6: the
 // value 7 means "retry forever" and turns a dead path into a hang; the ACK
 // timeout is never 0 (infinite) for the same reason.
 struct RcTiming {
-  uint8_t timeout = 14;   // 4.096 us * 2^14 = 67 ms per try
+  uint8_t timeout = 14;  // 4.096 us * 2^14 = 67 ms per try
   uint8_t retry_cnt = 6;
   uint8_t rnr_retry = 6;
   uint8_t min_rnr_timer = 12;  // 0.64 ms

@@ -1,12 +1,12 @@
 #include "lab/lab_harness.h"
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 namespace rdmacheck::labtest {
 namespace {
@@ -21,7 +21,8 @@ std::string quote(const std::string& s) {
 
 LabRun run_lab(const std::vector<std::string>& args, const std::string& env) {
   const std::string err = "/tmp/rdmacheck-labtest-" + std::to_string(::getpid()) + ".err";
-  std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(RDMACHECK_BIN) + " lab --json";
+  std::string cmd =
+      (env.empty() ? "" : "env " + env + " ") + std::string(RDMACHECK_BIN) + " lab --json";
   for (const auto& a : args) cmd += " " + quote(a);
   cmd += " 2>" + err;
   LabRun r;

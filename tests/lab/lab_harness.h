@@ -8,10 +8,10 @@
 namespace rdmacheck::labtest {
 
 struct LabRun {
-  int exit = -1;            // rdmacheck lab's exit status
-  double seconds = 0;       // wall time of the whole lab
-  nlohmann::json doc;       // the lab's JSON document (null when it printed none)
-  std::string console;      // the guests' consoles (stderr), for failure messages
+  int exit = -1;        // rdmacheck lab's exit status
+  double seconds = 0;   // wall time of the whole lab
+  nlohmann::json doc;   // the lab's JSON document (null when it printed none)
+  std::string console;  // the guests' consoles (stderr), for failure messages
 };
 
 // args are appended to `rdmacheck lab --json`; each is one shell-quoted argument.

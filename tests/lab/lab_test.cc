@@ -8,9 +8,9 @@ namespace rdmacheck::labtest {
 namespace {
 
 TEST(Lab, DevicesInAGuestShowRxe0WithTheHostsRoceV2Gid) {
-  const auto r = run_lab({"--hosts", "1", "--run", "h1:rdmacheck devices --json",
-                          "--run", "h1:cat /sys/class/infiniband/rxe0/ports/1/gids/1",
-                          "--run", "h1:ibv_devinfo -d rxe0 -v"});
+  const auto r = run_lab({"--hosts", "1", "--run", "h1:rdmacheck devices --json", "--run",
+                          "h1:cat /sys/class/infiniband/rxe0/ports/1/gids/1", "--run",
+                          "h1:ibv_devinfo -d rxe0 -v"});
   ASSERT_EQ(r.exit, 0) << r.console;
   const auto& doc = run_output(r, "h1", 0);
   ASSERT_TRUE(doc.is_object()) << r.console;
@@ -56,8 +56,8 @@ TEST(Lab, MissingQemuIsNamedWithItsPackage) {
 
 TEST(Lab, ThreeHostsOnOneWireAndConcurrentSessions) {
   const auto r = run_lab({"--hosts", "3", "--run", "h2:rdmacheck ping h1 -c 10 -i 0.1 --json",
-                          "--run", "h3:rdmacheck ping h1 -c 10 -i 0.1 --json",
-                          "--run", "h3:rdmacheck ping h2 -c 1 --json"});
+                          "--run", "h3:rdmacheck ping h1 -c 10 -i 0.1 --json", "--run",
+                          "h3:rdmacheck ping h2 -c 1 --json"});
   ASSERT_EQ(r.exit, 2) << r.console;  // h2 serves nothing: the last run must fail, named
   EXPECT_EQ(run_output(r, "h2")["summary"]["received"], 10) << r.console;
   EXPECT_EQ(run_output(r, "h3", 0)["summary"]["received"], 10) << r.console;
