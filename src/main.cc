@@ -7,7 +7,9 @@
 #include "base/version.h"
 #include "cli/command.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   using rdmacheck::cli::Runner;
   CLI::App app{
       "rdmacheck: find out whether an RDMA link works, layer by layer (device, connection, "
@@ -44,4 +46,15 @@ int main(int argc, char** argv) {
     return runners.at(sub->get_name())();
   }
   return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rdmacheck: internal error: %s\n", e.what());
+    return 2;
+  }
 }

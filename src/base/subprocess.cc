@@ -9,8 +9,6 @@
 
 #include "net/tcp.h"
 
-extern char** environ;
-
 namespace rdmacheck {
 
 Result<ProcessOutput> run_capture(const std::vector<std::string>& argv,
@@ -25,6 +23,7 @@ Result<ProcessOutput> run_capture(const std::vector<std::string>& argv,
   posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;

@@ -231,7 +231,7 @@ std::optional<ibv_gid> parse_gid(const std::string& text) {
   for (char c : text) {
     if (c != ':') hex.push_back(c);
   }
-  for (int i = 0; i < 16; ++i) {
+  for (size_t i = 0; i < 16; ++i) {
     g.raw[i] = static_cast<uint8_t>(std::stoul(hex.substr(i * 2, 2), nullptr, 16));
   }
   return g;

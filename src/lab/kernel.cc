@@ -17,7 +17,7 @@ std::string from_modules_dep(const std::string& dep, const std::string& name) {
   for (std::string line; std::getline(in, line);) {
     const auto colon = line.find(':');
     if (colon == std::string::npos) continue;
-    const std::string path = line.substr(0, colon);
+    std::string path = line.substr(0, colon);
     const std::string base = std::filesystem::path(path).filename().string();
     for (const char* ext : {".ko", ".ko.xz", ".ko.zst"}) {
       if (base == name + ext) return path;

@@ -12,8 +12,6 @@
 #include <sstream>
 #include <thread>
 
-extern char** environ;
-
 namespace rdmacheck::lab {
 
 std::string which(const std::string& program) {
@@ -23,7 +21,7 @@ std::string which(const std::string& program) {
   const char* path = std::getenv("PATH");
   std::istringstream in(path != nullptr ? path : "/usr/bin:/bin");
   for (std::string dir; std::getline(in, dir, ':');) {
-    const std::string candidate = dir + "/" + program;
+    std::string candidate = dir + "/" + program;
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return {};
@@ -86,6 +84,7 @@ Result<Vm> Vm::start(const VmSpec& s) {
   posix_spawnattr_setpgroup(&attr, 0);
   const auto args = qemu_args(s);
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (const auto& x : args) argv.push_back(const_cast<char*>(x.c_str()));
   argv.push_back(nullptr);
   pid_t pid = -1;
