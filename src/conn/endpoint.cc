@@ -258,6 +258,7 @@ Status create_resources(Endpoint& ep, const EndpointOptions& o, rdma_cm_id* cm_i
   init.cap.max_recv_wr = std::max<uint32_t>(o.depth, 16);
   init.cap.max_send_sge = 1;
   init.cap.max_recv_sge = 1;
+  init.cap.max_inline_data = o.inline_size;
   ep.psn = random_psn();
   ep.qkey = 0x11111111;
   if (cm_id != nullptr) {

@@ -29,6 +29,7 @@ struct EndpointOptions {
   size_t buffer_size = 4096; // bytes for each direction
   int access = 0;            // remote access flags of the buffer
   uint32_t depth = 1;        // receive work requests kept posted
+  uint32_t inline_size = 0;  // largest message posted inline (bw/lat)
 };
 
 struct AlignedFree {
