@@ -29,42 +29,49 @@ void expect_sane_bw(const nlohmann::json& d, const std::string& op, size_t sizes
   for (const auto& f : d["findings"]) EXPECT_NE(f["severity"], "fail") << f.dump(2);
 }
 
-TEST(PerfLab, BandwidthOfWriteReadSendAndSeveralSizes) {
+TEST(PerfLab, BandwidthOfWriteReadAndSend) {
   const auto r = run_lab({"--run", "h2:rdmacheck bw h1 -n 300 -s 4096 --json", "--run",
                           "h2:rdmacheck bw h1 --op read -n 300 -s 4096 --json", "--run",
-                          "h2:rdmacheck bw h1 --op send -n 300 -s 4096 --json", "--run",
-                          "h2:rdmacheck bw h1 --op write_imm -n 200 -s 4096 -Q 8 -l 4 --json",
-                          "--run", "h2:rdmacheck bw h1 -n 100 -s 2,1024,65536 -q 2 --json", "--run",
-                          "h2:rdmacheck bw h1 --op atomic_fadd -n 200 --json"});
+                          "h2:rdmacheck bw h1 --op send -n 300 -s 4096 --json"});
   ASSERT_LE(r.exit, 1) << r.console;  // 1: loss warnings from the emulated wire
   expect_sane_bw(run_output(r, "h2", 0), "write", 1);
   expect_sane_bw(run_output(r, "h2", 1), "read", 1);
   expect_sane_bw(run_output(r, "h2", 2), "send", 1);
-  expect_sane_bw(run_output(r, "h2", 3), "write_imm", 1);
-  const auto& multi = run_output(r, "h2", 4);
+  // The server counted every send it received.
+  const auto& send = run_output(r, "h2", 2);
+  EXPECT_GE(send["counters"]["peer"]["hw_counters/rcvd_pkts"].get<uint64_t>(), 300u * 4);
+}
+
+TEST(PerfLab, BandwidthOfSeveralSizesQpsAndOps) {
+  // A shallow queue (-t 16): the emulated wire drops frames when flooded, and
+  // rxe answers heavy go-back-N of 64 KiB writes with "remote invalid request".
+  const auto r =
+      run_lab({"--run", "h2:rdmacheck bw h1 -n 100 -s 2,1024,16384 -q 2 -t 16 --json", "--run",
+               "h2:rdmacheck bw h1 --op write_imm -n 200 -s 4096 -t 16 -Q 8 -l 4 --json", "--run",
+               "h2:rdmacheck bw h1 --op atomic_fadd -n 200 --json"});
+  ASSERT_LE(r.exit, 1) << r.console;
+  const auto& multi = run_output(r, "h2", 0);
   expect_sane_bw(multi, "write", 3);
   // Two QPs of 100 messages each.
   EXPECT_EQ(multi["results"][0]["messages"], 200);
   // Bigger messages move more bytes per second than 2-byte ones, even emulated.
   EXPECT_GT(multi["results"][2]["avg_gbps"].get<double>(),
             multi["results"][0]["avg_gbps"].get<double>());
-  expect_sane_bw(run_output(r, "h2", 5), "atomic_fadd", 1);
-  // The server counted every send it received.
-  const auto& send = run_output(r, "h2", 2);
-  EXPECT_GE(send["counters"]["peer"]["hw_counters/rcvd_pkts"].get<uint64_t>(), 300u * 4);
+  expect_sane_bw(run_output(r, "h2", 1), "write_imm", 1);
+  expect_sane_bw(run_output(r, "h2", 2), "atomic_fadd", 1);
 }
 
 TEST(PerfLab, LatencyOfWriteSendAndRead) {
-  const auto r = run_lab({"--run", "h2:rdmacheck lat h1 -n 200 --json", "--run",
-                          "h2:rdmacheck lat h1 --op send -n 200 -s 2,4096 --json", "--run",
-                          "h2:rdmacheck lat h1 --op read -n 200 --histogram --json"});
+  const auto r = run_lab({"--run", "h2:rdmacheck lat h1 -n 100 --json", "--run",
+                          "h2:rdmacheck lat h1 --op send -n 100 -s 2,4096 --json", "--run",
+                          "h2:rdmacheck lat h1 --op read -n 100 --histogram --json"});
   ASSERT_LE(r.exit, 1) << r.console;
   for (size_t i = 0; i < 3; ++i) {
     const auto& d = run_output(r, "h2", i);
     ASSERT_TRUE(d.is_object()) << r.console;
     EXPECT_EQ(d["ok"], true) << d.dump(2);
     for (const auto& x : d["results"]) {
-      EXPECT_EQ(x["round_trips"], 200);
+      EXPECT_EQ(x["round_trips"], 100);
       EXPECT_GT(x["min_us"].get<double>(), 0);
       EXPECT_LE(x["min_us"].get<double>(), x["median_us"].get<double>());
       EXPECT_LE(x["median_us"].get<double>(), x["p99_us"].get<double>());
@@ -77,7 +84,7 @@ TEST(PerfLab, LatencyOfWriteSendAndRead) {
   EXPECT_EQ(read["measure"], "round_trip");
   uint64_t in_buckets = 0;
   for (const auto& b : read["histogram"]) in_buckets += b["count"].get<uint64_t>();
-  EXPECT_EQ(in_buckets, 200u);
+  EXPECT_EQ(in_buckets, 100u);
 }
 
 TEST(PerfLab, LossDuringTheTestIsNamedFromTheCounters) {
