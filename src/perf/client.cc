@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "conn/diagnose.h"
 #include "conn/endpoint.h"
 #include "net/tcp.h"
 #include "sysfs/rdma_sysfs.h"
@@ -22,6 +23,28 @@ void fail(PerfReport& r, const char* stage, const Error& e) {
   r.ok = false;
   r.failed_stage = stage;
   r.error = e.message();
+  r.cause = e;
+}
+
+// A run that failed before measuring gets the connection layer's diagnosis
+// (server not listening, peer unreachable, memlock, ...), as ping does.
+std::vector<Finding> diagnose_setup(const PerfReport& r, const PerfOptions& o) {
+  if (r.ok || r.failed_stage == "traffic" || r.cause.call == "spec") return {};
+  conn::ConnObservation obs;
+  obs.host = o.host;
+  obs.tcp_port = o.tcp_port;
+  obs.failed =
+      r.failed_stage == "connect"
+          ? (r.cause.call == "getaddrinfo" ? conn::Stage::kResolve : conn::Stage::kTcpConnect)
+      : r.failed_stage == "handshake" ? conn::Stage::kHandshake
+      : r.failed_stage == "qp"        ? conn::Stage::kQpSetup
+                                      : conn::Stage::kLocalSetup;
+  obs.errnum = r.cause.errnum;
+  obs.failed_call = r.cause.call;
+  obs.error = r.error;
+  obs.local = r.local;
+  obs.peer = r.peer;
+  return conn::diagnose(obs);
 }
 
 proto::Hello hello_for(const Spec& s, const conn::Endpoint& ep) {
@@ -141,6 +164,7 @@ PerfReport run_perf(const PerfOptions& o, const std::atomic<bool>& stop) {
   const auto start = Clock::now();
   const Deadline end = start + o.timeout;
   auto finish = [&]() {
+    if (r.findings.empty()) r.findings = diagnose_setup(r, o);
     r.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     return r;
   };

@@ -37,6 +37,7 @@ struct PerfReport {
   bool ok = false;
   std::string failed_stage;  // "connect", "setup", "handshake", "qp", "traffic"
   std::string error;
+  Error cause;  // the failure as a value, for the connection layer's diagnosis
   std::optional<proto::HostFacts> local;
   std::optional<proto::HostFacts> peer;
   std::vector<std::string> warnings;
