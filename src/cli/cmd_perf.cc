@@ -43,7 +43,8 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
                  "write | read | send | atomic_fadd | atomic_cswap" +
                      std::string(bw ? " | write_imm" : "") + " (default: write)")
       ->default_val("write");
-  app.add_option("-c,--connection", o->transport, "transport: RC or UD (UD: send only)")
+  app.add_option("-c,--connection", o->transport,
+                 "transport: RC, UC (send/write/write_imm) or UD (send only)")
       ->default_val("RC");
   app.add_option("-s,--size", o->sizes, "message size(s) in bytes, comma-separated")
       ->delimiter(',')
@@ -95,10 +96,6 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
     std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
     if (!op) {
       std::fprintf(stderr, "rdmacheck: error: unknown --op '%s'\n", o->op.c_str());
-      return 2;
-    }
-    if (t == "uc") {
-      std::fprintf(stderr, "rdmacheck: error: UC is not supported yet; use -c RC or -c UD\n");
       return 2;
     }
     p.spec.op = *op;

@@ -331,7 +331,7 @@ Result<Hello> parse_hello(const json& j) {
   if (const json* t = r.object("test")) {
     Fields tr(*t, "test");
     m.test.kind = tr.one_of("kind", {"ping", "bw", "lat"});
-    m.test.transport = tr.one_of("transport", {"rc", "ud"});
+    m.test.transport = tr.one_of("transport", {"rc", "uc", "ud"});
     if (m.test.kind == "ping") {
       m.test.op = tr.one_of("op", {"send", "write"});
     } else {
@@ -354,6 +354,11 @@ Result<Hello> parse_hello(const json& j) {
   m.qp = read_qp(r, r.object("qp"));
   if (!r.error() && m.test.transport == "ud" && m.test.op != "send") {
     return plain_error("handshake", "hello.test: UD carries only send");
+  }
+  if (!r.error() && m.test.transport == "uc" &&
+      (m.test.kind == "ping" ||
+       (m.test.op != "send" && m.test.op != "write" && m.test.op != "write_imm"))) {
+    return plain_error("handshake", "hello.test: UC carries send, write and write_imm (bw/lat)");
   }
   if (r.error()) return *r.error();
   return m;

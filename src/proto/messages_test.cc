@@ -128,6 +128,11 @@ TEST(Messages, PerfTestsCarryTheirParamsStrictly) {
   j["test"]["perf"]["duration_ms"] = 2000;  // both bounds
   EXPECT_FALSE(parse_hello(j).ok());
   j = to_json(h);
+  j["test"]["transport"] = "uc";  // UC has no atomics
+  EXPECT_FALSE(parse_hello(j).ok());
+  j["test"]["op"] = "write";
+  EXPECT_TRUE(parse_hello(j).ok());
+  j = to_json(h);
   j["test"]["kind"] = "ping";  // ping knows no atomics, and carries no perf
   EXPECT_FALSE(parse_hello(j).ok());
   Hello ping = sample_hello();

@@ -42,13 +42,15 @@ TEST(PerfLab, BandwidthOfWriteReadAndSend) {
   EXPECT_GE(send["counters"]["peer"]["hw_counters/rcvd_pkts"].get<uint64_t>(), 300u * 4);
 }
 
-TEST(PerfLab, BandwidthOfSeveralSizesQpsAndOps) {
+TEST(PerfLab, BandwidthOfSeveralSizesQpsOpsAndTransports) {
   // A shallow queue (-t 16): the emulated wire drops frames when flooded, and
   // rxe answers heavy go-back-N of 64 KiB writes with "remote invalid request".
   const auto r =
       run_lab({"--run", "h2:rdmacheck bw h1 -n 100 -s 2,1024,16384 -q 2 -t 16 --json", "--run",
                "h2:rdmacheck bw h1 --op write_imm -n 200 -s 4096 -t 16 -Q 8 -l 4 --json", "--run",
-               "h2:rdmacheck bw h1 --op atomic_fadd -n 200 --json"});
+               "h2:rdmacheck bw h1 --op atomic_fadd -n 200 --json", "--run",
+               "h2:rdmacheck bw h1 -c UC -n 200 -s 4096 -t 16 --json", "--run",
+               "h2:rdmacheck bw h1 -c UD --op send -n 200 -s 512 -t 16 --json"});
   ASSERT_LE(r.exit, 1) << r.console;
   const auto& multi = run_output(r, "h2", 0);
   expect_sane_bw(multi, "write", 3);
@@ -59,6 +61,10 @@ TEST(PerfLab, BandwidthOfSeveralSizesQpsAndOps) {
             multi["results"][0]["avg_gbps"].get<double>());
   expect_sane_bw(run_output(r, "h2", 1), "write_imm", 1);
   expect_sane_bw(run_output(r, "h2", 2), "atomic_fadd", 1);
+  expect_sane_bw(run_output(r, "h2", 3), "write", 1);
+  EXPECT_EQ(run_output(r, "h2", 3)["spec"]["transport"], "uc");
+  expect_sane_bw(run_output(r, "h2", 4), "send", 1);
+  EXPECT_EQ(run_output(r, "h2", 4)["spec"]["transport"], "ud");
 }
 
 TEST(PerfLab, LatencyOfWriteSendAndRead) {
