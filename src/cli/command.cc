@@ -15,6 +15,10 @@ constexpr Command kCommands[] = {
     {"ping",
      "prove an RC (or UD) connection to a server: QP timeline, RTTs, size ladder, diagnosis",
      attach_ping},
+    {"bw", "measure bandwidth to a server (write/read/send/atomics), counters and a verdict",
+     attach_bw},
+    {"lat", "measure latency to a server (ping-pong or round trips), percentiles and a verdict",
+     attach_lat},
     {"lab", "boot a real two-host Soft-RoCE network in QEMU and run rdmacheck on it", attach_lab},
 };
 

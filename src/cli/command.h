@@ -24,6 +24,8 @@ std::span<const Command> commands();
 Runner attach_devices(CLI::App& app);
 Runner attach_serve(CLI::App& app);
 Runner attach_ping(CLI::App& app);
+Runner attach_bw(CLI::App& app);
+Runner attach_lat(CLI::App& app);
 Runner attach_lab(CLI::App& app);
 
 // Set by SIGINT/SIGTERM; long-running commands poll it.

@@ -286,11 +286,12 @@ Status create_resources(Endpoint& ep, const EndpointOptions& o, rdma_cm_id* cm_i
   ibv_qp_init_attr init{};
   init.send_cq = ep.cq.get();
   init.recv_cq = ep.cq.get();
-  init.qp_type = ud ? IBV_QPT_UD : IBV_QPT_RC;
+  init.qp_type = ud ? IBV_QPT_UD : (o.transport == "uc" ? IBV_QPT_UC : IBV_QPT_RC);
   init.cap.max_send_wr = std::max<uint32_t>(o.depth, 16);
   init.cap.max_recv_wr = std::max<uint32_t>(o.depth, 16);
   init.cap.max_send_sge = 1;
   init.cap.max_recv_sge = 1;
+  init.cap.max_inline_data = o.inline_size;
   ep.psn = random_psn();
   ep.qkey = 0x11111111;
   if (cm_id != nullptr) {
@@ -541,6 +542,14 @@ Status connect_qp(Endpoint& ep, const proto::QpInfo& peer, int peer_mtu, const v
   verbs::PathParams path{ep.port, ep.gid_index, static_cast<ibv_mtu>(mtu_enum),
                          ep.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET};
   verbs::RemoteQp remote{peer.qpn, peer.psn, *gid, peer.lid};
+  if (ep.qp->qp_type == IBV_QPT_UC) {
+    if (auto s = timed_step(timeline, "RTR",
+                            [&] { return verbs::uc_to_rtr(ep.qp.get(), path, remote); });
+        !s) {
+      return s;
+    }
+    return timed_step(timeline, "RTS", [&] { return verbs::uc_to_rts(ep.qp.get(), ep.psn); });
+  }
   if (auto s =
           timed_step(timeline, "RTR", [&] { return verbs::to_rtr(ep.qp.get(), path, remote, t); });
       !s) {

@@ -25,10 +25,11 @@ struct EndpointOptions {
   int gid_index = -1;         // -1 = the RoCE v2 GID of local_address
   std::string local_address;  // the source address towards the peer (from the TCP socket)
   std::string src;            // --cm: source address for rdma_resolve_addr ("" = let routing pick)
-  std::string transport = "rc";
-  size_t buffer_size = 4096;  // bytes for each direction
-  int access = 0;             // remote access flags of the buffer
-  uint32_t depth = 1;         // receive work requests kept posted
+  std::string transport = "rc";  // rc | uc | ud
+  size_t buffer_size = 4096;     // bytes for each direction
+  int access = 0;                // remote access flags of the buffer
+  uint32_t depth = 1;            // receive work requests kept posted
+  uint32_t inline_size = 0;      // largest message posted inline (bw/lat)
 };
 
 struct AlignedFree {

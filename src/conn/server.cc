@@ -13,6 +13,9 @@
 #include "conn/cm_acceptor.h"
 #include "conn/endpoint.h"
 #include "host/firewall.h"
+#include "perf/counters.h"
+#include "perf/responder.h"
+#include "perf/spec.h"
 
 namespace rdmacheck::conn {
 namespace {
@@ -180,7 +183,13 @@ void session(int id, Fd sock, std::string peer, const ServerOptions& o, CmAccept
   eo.local_address = local_address(sock);
   eo.transport = hello->test.transport;
   eo.buffer_size = hello->test.max_size;
-  eo.access = hello->test.op == "write" ? IBV_ACCESS_REMOTE_WRITE : 0;
+  const bool perf_test = hello->test.perf.has_value();
+  if (perf_test) {
+    // Only the access the operation needs: nothing remote for send.
+    eo.access = perf::remote_access(perf::parse_op(hello->test.op).value_or(perf::Op::kSend));
+  } else {
+    eo.access = hello->test.op == "write" ? IBV_ACCESS_REMOTE_WRITE : 0;
+  }
   eo.depth = hello->test.depth;
   proto::Welcome welcome;
   std::vector<proto::Step> cm_timeline;
@@ -194,6 +203,11 @@ void session(int id, Fd sock, std::string peer, const ServerOptions& o, CmAccept
     setup.emplace(setup_oob(eo, *hello, o, welcome));
     if (!*setup) return refuse("server setup failed: " + setup->error().message());
   }
+  // Read before the client can start: after the welcome its traffic may begin.
+  const FsRoot fs("/");
+  perf::Counters before;
+  if (perf_test && setup && *setup)
+    before = perf::read_counters(fs, (*setup)->device, (*setup)->port);
   if (auto s = send_frame(sock, proto::to_json(welcome), deadline_in(std::chrono::seconds(5)));
       !s) {
     out.outcome = "client went away: " + s.error().message();
@@ -205,7 +219,15 @@ void session(int id, Fd sock, std::string peer, const ServerOptions& o, CmAccept
     bye.timeline = cm_timeline;
   }
   Result<Endpoint>& ep = *setup;
-  if (ep) {
+  if (ep && perf_test) {
+    const perf::ResponderOutcome r = perf::respond_perf(*ep, *hello, sock, end, bye);
+    const perf::Counters d = perf::delta(before, perf::read_counters(fs, ep->device, ep->port));
+    bye.counters.assign(d.begin(), d.end());
+    if (bye.counters.size() > proto::kMaxCounters) bye.counters.resize(proto::kMaxCounters);
+    out.outcome = r.outcome;
+    bye.received = r.received;
+    bye.replied = r.replied;
+  } else if (ep) {
     respond(*ep, *hello, sock, end, bye, out);
   } else {
     out.outcome = "setup failed: " + ep.error().message();

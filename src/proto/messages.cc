@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 
@@ -189,6 +190,35 @@ std::vector<Step> read_steps(Fields& parent, const json* j) {
   return steps;
 }
 
+PerfParams read_perf(Fields& parent, const json* j, uint32_t max_size) {
+  PerfParams p;
+  if (j == nullptr) return p;
+  Fields r(*j, "test.perf");
+  if (const json* a = r.array("sizes", kMaxSizes)) {
+    for (const auto& e : *a) {
+      const bool integral =
+          e.is_number_unsigned() || (e.is_number_integer() && e.get<int64_t>() > 0);
+      if (!integral || e.get<uint64_t>() < 1 || e.get<uint64_t>() > max_size) {
+        parent.merge(plain_error("handshake", fmt::format("hello.test.perf.sizes: each must be an "
+                                                          "integer in 1..max_size ({})",
+                                                          max_size)));
+        return p;
+      }
+      p.sizes.push_back(static_cast<uint32_t>(e.get<uint64_t>()));
+    }
+    if (p.sizes.empty()) parent.merge(plain_error("handshake", "hello.test.perf.sizes: empty"));
+  }
+  p.iterations = r.integer<uint64_t>("iterations", 0, 1ull << 40);
+  p.duration_ms = r.integer<uint32_t>("duration_ms", 0, 3600u * 1000u);
+  if (!r.error() && (p.iterations == 0) == (p.duration_ms == 0)) {
+    parent.merge(plain_error("handshake",
+                             "hello.test.perf: give exactly one of iterations and "
+                             "duration_ms"));
+  }
+  parent.merge(r.error());
+  return p;
+}
+
 json qp_json(const QpInfo& q) {
   return {{"qpn", q.qpn},   {"psn", q.psn},   {"gid", q.gid},  {"lid", q.lid},
           {"addr", q.addr}, {"rkey", q.rkey}, {"qkey", q.qkey}};
@@ -241,15 +271,16 @@ json to_json(const std::vector<Step>& steps) {
 }
 
 json to_json(const Hello& m) {
+  json test = {{"kind", m.test.kind},         {"transport", m.test.transport}, {"op", m.test.op},
+               {"max_size", m.test.max_size}, {"depth", m.test.depth},         {"cm", m.test.cm}};
+  if (m.test.perf) {
+    test["perf"] = {{"sizes", m.test.perf->sizes},
+                    {"iterations", m.test.perf->iterations},
+                    {"duration_ms", m.test.perf->duration_ms}};
+  }
   return {{"type", "hello"},
           {"version", m.version},
-          {"test",
-           {{"kind", m.test.kind},
-            {"transport", m.test.transport},
-            {"op", m.test.op},
-            {"max_size", m.test.max_size},
-            {"depth", m.test.depth},
-            {"cm", m.test.cm}}},
+          {"test", std::move(test)},
           {"facts", to_json(m.facts)},
           {"qp", qp_json(m.qp)}};
 }
@@ -276,9 +307,15 @@ json to_json(const Done& m) {
 }
 
 json to_json(const Bye& m) {
-  return {{"type", "bye"},          {"version", kVersion},  {"timeline", to_json(m.timeline)},
-          {"received", m.received}, {"replied", m.replied}, {"wc_errors", m.wc_errors},
-          {"firewall", m.firewall}};
+  json j = {{"type", "bye"},          {"version", kVersion},  {"timeline", to_json(m.timeline)},
+            {"received", m.received}, {"replied", m.replied}, {"wc_errors", m.wc_errors},
+            {"firewall", m.firewall}};
+  if (!m.counters.empty()) {
+    json c = json::object();
+    for (const auto& [name, delta] : m.counters) c[name] = delta;
+    j["counters"] = std::move(c);
+  }
+  return j;
 }
 
 Result<Hello> parse_hello(const json& j) {
@@ -294,19 +331,35 @@ Result<Hello> parse_hello(const json& j) {
   }
   if (const json* t = r.object("test")) {
     Fields tr(*t, "test");
-    m.test.kind = tr.one_of("kind", {"ping"});
-    m.test.transport = tr.one_of("transport", {"rc", "ud"});
-    m.test.op = tr.one_of("op", {"send", "write"});
+    m.test.kind = tr.one_of("kind", {"ping", "bw", "lat"});
+    m.test.transport = tr.one_of("transport", {"rc", "uc", "ud"});
+    if (m.test.kind == "ping") {
+      m.test.op = tr.one_of("op", {"send", "write"});
+    } else {
+      m.test.op =
+          tr.one_of("op", {"write", "read", "send", "write_imm", "atomic_fadd", "atomic_cswap"});
+    }
     m.test.max_size = tr.integer<uint32_t>("max_size", 1, kMaxMessageSize);
     m.test.depth = tr.integer<uint32_t>("depth", 1, kMaxDepth);
     const auto cm = t->find("cm");
     m.test.cm = cm != t->end() && cm->is_boolean() && cm->get<bool>();
+    const bool perf = m.test.kind == "bw" || m.test.kind == "lat";
+    if (perf) {
+      m.test.perf = read_perf(tr, tr.object("perf"), m.test.max_size);
+    } else if (!tr.error() && t->contains("perf")) {
+      r.merge(plain_error("handshake", "hello.test.perf: only bw and lat tests carry it"));
+    }
     r.merge(tr.error());
   }
   m.facts = read_facts(r, r.object("facts"));
   m.qp = read_qp(r, r.object("qp"));
   if (!r.error() && m.test.transport == "ud" && m.test.op != "send") {
     return plain_error("handshake", "hello.test: UD carries only send");
+  }
+  if (!r.error() && m.test.transport == "uc" &&
+      (m.test.kind == "ping" ||
+       (m.test.op != "send" && m.test.op != "write" && m.test.op != "write_imm"))) {
+    return plain_error("handshake", "hello.test: UC carries send, write and write_imm (bw/lat)");
   }
   if (r.error()) return *r.error();
   return m;
@@ -352,6 +405,26 @@ Result<Bye> parse_bye(const json& j) {
     }
   }
   m.firewall = r.text("firewall");
+  if (!r.error() && j.contains("counters")) {
+    const json& c = j["counters"];
+    if (!c.is_object() || c.size() > kMaxCounters) {
+      return plain_error("handshake", fmt::format("bye.counters: must be an object of at most {} "
+                                                  "entries",
+                                                  kMaxCounters));
+    }
+    for (const auto& [name, v] : c.items()) {
+      const bool bad_name = name.empty() || name.size() > 128 ||
+                            !std::all_of(name.begin(), name.end(), [](unsigned char ch) {
+                              return std::isalnum(ch) != 0 || ch == '_' || ch == '/' || ch == '-';
+                            });
+      if (bad_name || !v.is_number_unsigned()) {
+        return plain_error("handshake",
+                           "bye.counters: names are counter paths, values "
+                           "non-negative integers");
+      }
+      m.counters.emplace_back(name, v.get<uint64_t>());
+    }
+  }
   if (r.error()) return *r.error();
   return m;
 }

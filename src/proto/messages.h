@@ -44,13 +44,24 @@ struct QpInfo {
   uint32_t qkey = 0;  // UD only
 };
 
+// What the server must know of a bw/lat test to play its part: the sizes in
+// the order the client runs them, and how many exchanges per size (lat).
+struct PerfParams {
+  std::vector<uint32_t> sizes;  // 1..kMaxSizes entries, each 1..max_size
+  uint64_t iterations = 0;      // per size; 0 = bounded by duration_ms
+  uint32_t duration_ms = 0;     // per size; 0 = bounded by iterations
+};
+constexpr size_t kMaxSizes = 64;
+
 struct TestSpec {
-  std::string kind = "ping";     // ping
+  std::string kind = "ping";     // ping | bw | lat
   std::string transport = "rc";  // rc | ud
-  std::string op = "send";       // send | write
-  uint32_t max_size = 0;         // bytes
-  uint32_t depth = 1;            // receive buffers to keep posted
-  bool cm = false;               // connect through librdmacm instead of the TCP exchange
+  // ping: send | write; bw/lat: write | read | send | write_imm | atomic_fadd | atomic_cswap
+  std::string op = "send";
+  uint32_t max_size = 0;           // bytes
+  uint32_t depth = 1;              // receive buffers to keep posted
+  bool cm = false;                 // connect through librdmacm instead of the TCP exchange
+  std::optional<PerfParams> perf;  // present exactly when kind is bw or lat
 };
 
 struct Step {        // one QP state change and how long it took
@@ -86,7 +97,10 @@ struct Bye {
   uint64_t replied = 0;
   std::vector<std::string> wc_errors;  // completion errors the server saw ("retry exceeded ...")
   std::string firewall;  // the server's own view of UDP 4791 filtering: "", or the rule text
+  // bw/lat: the server port's counter deltas over the session ("hw_counters/out_of_seq_request").
+  std::vector<std::pair<std::string, uint64_t>> counters;
 };
+constexpr size_t kMaxCounters = 256;
 
 nlohmann::json to_json(const Hello& m);
 nlohmann::json to_json(const Welcome& m);

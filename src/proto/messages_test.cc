@@ -107,5 +107,53 @@ TEST(Messages, ByeRoundTrips) {
   EXPECT_FALSE(r->timeline[1].ok);
 }
 
+TEST(Messages, PerfTestsCarryTheirParamsStrictly) {
+  Hello h = sample_hello();
+  h.test.kind = "bw";
+  h.test.op = "atomic_fadd";
+  h.test.perf = PerfParams{{8}, 1000, 0};
+  auto parsed = parse_hello(to_json(h));
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  ASSERT_TRUE(parsed->test.perf);
+  EXPECT_EQ(parsed->test.perf->sizes, std::vector<uint32_t>{8});
+  EXPECT_EQ(parsed->test.perf->iterations, 1000u);
+
+  auto j = to_json(h);
+  j["test"].erase("perf");  // bw without its params
+  EXPECT_FALSE(parse_hello(j).ok());
+  j = to_json(h);
+  j["test"]["perf"]["sizes"] = {8, 9000};  // beyond max_size
+  EXPECT_FALSE(parse_hello(j).ok());
+  j = to_json(h);
+  j["test"]["perf"]["duration_ms"] = 2000;  // both bounds
+  EXPECT_FALSE(parse_hello(j).ok());
+  j = to_json(h);
+  j["test"]["transport"] = "uc";  // UC has no atomics
+  EXPECT_FALSE(parse_hello(j).ok());
+  j["test"]["op"] = "write";
+  EXPECT_TRUE(parse_hello(j).ok());
+  j = to_json(h);
+  j["test"]["kind"] = "ping";  // ping knows no atomics, and carries no perf
+  EXPECT_FALSE(parse_hello(j).ok());
+  Hello ping = sample_hello();
+  j = to_json(ping);
+  j["test"]["perf"] = to_json(h)["test"]["perf"];
+  EXPECT_FALSE(parse_hello(j).ok());
+}
+
+TEST(Messages, ByeCountersAreNamedCounts) {
+  Bye b;
+  b.counters = {{"hw_counters/out_of_seq_request", 7}};
+  auto parsed = parse_bye(to_json(b));
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ(parsed->counters, b.counters);
+  auto j = to_json(b);
+  j["counters"]["hw_counters/x"] = -1;
+  EXPECT_FALSE(parse_bye(j).ok());
+  j = to_json(b);
+  j["counters"]["../../etc"] = 1;
+  EXPECT_FALSE(parse_bye(j).ok());
+}
+
 }  // namespace
 }  // namespace rdmacheck::proto

@@ -135,6 +135,40 @@ Status ud_to_rts(ibv_qp* qp, uint32_t sq_psn) {
   return modify(qp, attr, IBV_QP_STATE | IBV_QP_SQ_PSN, "ibv_modify_qp(RTS)", 0);
 }
 
+Status uc_to_rtr(ibv_qp* qp, const PathParams& path, const RemoteQp& remote) {
+  ibv_qp_attr attr = {
+      .qp_state = IBV_QPS_RTR,
+      .path_mtu = path.mtu,
+      .rq_psn = remote.psn & 0xffffff,
+      .dest_qp_num = remote.qpn,
+      .ah_attr =
+          {
+              .grh =
+                  {
+                      .dgid = remote.gid,
+                      .flow_label = 0,
+                      .sgid_index = static_cast<uint8_t>(path.sgid_index),
+                      .hop_limit = 64,
+                      .traffic_class = 0,
+                  },
+              .dlid = remote.lid,
+              .sl = 0,
+              .src_path_bits = 0,
+              .static_rate = 0,
+              .is_global = static_cast<uint8_t>(path.global ? 1 : 0),
+              .port_num = path.port,
+          },
+  };
+  return modify(qp, attr,
+                IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN,
+                "ibv_modify_qp(RTR)", path.port);
+}
+
+Status uc_to_rts(ibv_qp* qp, uint32_t sq_psn) {
+  ibv_qp_attr attr = {.qp_state = IBV_QPS_RTS, .sq_psn = sq_psn & 0xffffff};
+  return modify(qp, attr, IBV_QP_STATE | IBV_QP_SQ_PSN, "ibv_modify_qp(RTS)", 0);
+}
+
 Status to_error(ibv_qp* qp) {
   ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
   return modify(qp, attr, IBV_QP_STATE, "ibv_modify_qp(ERROR)", 0);

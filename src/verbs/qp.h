@@ -44,6 +44,11 @@ Status ud_to_init(ibv_qp* qp, uint8_t port, uint32_t qkey);
 Status ud_to_rtr(ibv_qp* qp);
 Status ud_to_rts(ibv_qp* qp, uint32_t sq_psn);
 
+// UC: RTR and RTS without the reliability attributes (no ACKs, no retries,
+// no RDMA read or atomics), which the kernel rejects on UC with EINVAL.
+Status uc_to_rtr(ibv_qp* qp, const PathParams& path, const RemoteQp& remote);
+Status uc_to_rts(ibv_qp* qp, uint32_t sq_psn);
+
 Status to_error(ibv_qp* qp);
 Status to_reset(ibv_qp* qp);
 

@@ -1,0 +1,143 @@
+// `rdmacheck bw HOST` and `rdmacheck lat HOST`: perftest's flags where they
+// mean the same thing (-d -i -x -s -n -a -D -q -c -t -I -l -Q), declared once
+// for both commands.
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <memory>
+
+#include "cli/command.h"
+#include "perf/client.h"
+#include "perf/report.h"
+
+namespace rdmacheck::cli {
+namespace {
+
+struct PerfOpts {
+  perf::PerfOptions p;
+  std::string op;
+  std::string transport = "RC";
+  std::vector<uint32_t> sizes;
+  bool all = false;
+  uint64_t iterations = 0;
+  bool report_gbits = false;
+  bool json = false;
+  double timeout_s = 120;
+};
+
+Runner attach_perf(CLI::App& app, perf::Kind kind) {
+  auto o = std::make_shared<PerfOpts>();
+  o->p.spec.kind = kind;
+  const bool bw = kind == perf::Kind::kBw;
+  app.add_option("host", o->p.host, "the host running 'rdmacheck serve'")->required();
+  app.add_option("-p,--port", o->p.tcp_port, "the server's TCP port")
+      ->default_val(proto::kDefaultPort);
+  app.add_option("-d,--ib-dev", o->p.device, "RDMA device (default: the first ACTIVE one)");
+  app.add_option("-i,--ib-port", o->p.ib_port,
+                 "device port, as perftest's -i (default: first ACTIVE)")
+      ->check(CLI::Range(0, 255));
+  app.add_option("-x,--gid-index", o->p.gid_index,
+                 "GID index (default: the RoCE v2 GID of the address that routes to HOST)")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--op", o->op,
+                 "write | read | send | atomic_fadd | atomic_cswap" +
+                     std::string(bw ? " | write_imm" : "") + " (default: write)")
+      ->default_val("write");
+  app.add_option("-c,--connection", o->transport,
+                 "transport: RC, UC (send/write/write_imm) or UD (send only)")
+      ->default_val("RC");
+  app.add_option("-s,--size", o->sizes, "message size(s) in bytes, comma-separated")
+      ->delimiter(',')
+      ->check(CLI::Range(1u, proto::kMaxMessageSize));
+  app.add_flag("-a,--all", o->all, "every power of two from 2 B to 8 MiB");
+  app.add_option(
+         "-n,--iters", o->iterations,
+         bw ? "messages per size and QP (default 5000)" : "round trips per size (default 1000)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  if (bw) {
+    app.add_option("-D,--duration", o->p.spec.duration_s, "seconds per size instead of -n")
+        ->check(CLI::Range(0.1, 3600.0));
+    app.add_option("--warmup", o->p.spec.warmup_s, "with -D: seconds not counted at the start")
+        ->check(CLI::Range(0.0, 60.0));
+    app.add_option("-q,--qp", o->p.spec.qps, "queue pairs, one session each")
+        ->check(CLI::Range(1u, 16u))
+        ->default_val(1);
+    app.add_option("-t,--tx-depth", o->p.spec.tx_depth, "outstanding work requests per QP")
+        ->check(CLI::Range(1u, proto::kMaxDepth))
+        ->default_val(128);
+    app.add_option("-r,--rx-depth", o->p.spec.rx_depth, "receives the server keeps posted")
+        ->check(CLI::Range(1u, proto::kMaxDepth))
+        ->default_val(512);
+    app.add_option("-l,--post-list", o->p.spec.post_list, "work requests per ibv_post_send")
+        ->check(CLI::Range(1u, proto::kMaxDepth))
+        ->default_val(1);
+    app.add_option("-Q,--cq-mod", o->p.spec.cq_mod, "signal every Nth work request")
+        ->check(CLI::Range(1u, proto::kMaxDepth))
+        ->default_val(1);
+    app.add_flag("--report-gbits", o->report_gbits,
+                 "accepted for perftest compatibility: Gb/s and MiB/s are always both printed");
+  } else {
+    app.add_flag("--histogram", o->p.spec.histogram, "print a log2 histogram of the latencies");
+  }
+  app.add_option("-I,--inline-size", o->p.spec.inline_size, "post messages up to N bytes inline")
+      ->check(CLI::Range(0u, 1024u))
+      ->default_val(bw ? 0 : 64);
+  app.add_option("--cpu", o->p.cpu, "pin to this core (default: one on the device's NUMA node)")
+      ->check(CLI::Range(0, 4095));
+  app.add_option("--timeout", o->timeout_s, "seconds the whole command may take")
+      ->check(CLI::Range(1.0, 86400.0))
+      ->default_val(120);
+  app.add_flag("--json", o->json, "print the report as JSON");
+  app.footer("Exit status: 0 measured, 1 measured with warnings, 2 failed or bad options.");
+  return [o, bw]() {
+    perf::PerfOptions p = o->p;
+    auto op = perf::parse_op(o->op);
+    std::string t = o->transport;
+    std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (!op) {
+      std::fprintf(stderr, "rdmacheck: error: unknown --op '%s'\n", o->op.c_str());
+      return 2;
+    }
+    p.spec.op = *op;
+    p.spec.transport = t;
+    if (o->all) {
+      p.spec.sizes =
+          perf::is_atomic(*op) ? std::vector<uint32_t>{perf::kAtomicSize} : perf::all_sizes();
+    } else if (!o->sizes.empty()) {
+      p.spec.sizes = o->sizes;
+      std::sort(p.spec.sizes.begin(), p.spec.sizes.end());
+      p.spec.sizes.erase(std::unique(p.spec.sizes.begin(), p.spec.sizes.end()), p.spec.sizes.end());
+    } else {
+      p.spec.sizes = {perf::is_atomic(*op) ? perf::kAtomicSize : (bw ? 65536u : 2u)};
+    }
+    if (p.spec.duration_s > 0) {
+      if (o->iterations != 0) {
+        std::fprintf(stderr, "rdmacheck: error: give -n or -D, not both\n");
+        return 2;
+      }
+      p.spec.iterations = 0;
+    } else {
+      p.spec.iterations = o->iterations != 0 ? o->iterations : (bw ? 5000 : 1000);
+    }
+    if (auto why = perf::validate(p.spec)) {
+      std::fprintf(stderr, "rdmacheck: error: %s\n", why->c_str());
+      return 2;
+    }
+    p.timeout = std::chrono::milliseconds(static_cast<int64_t>(o->timeout_s * 1000));
+    const perf::PerfReport r = perf::run_perf(p, stop_requested());
+    const nlohmann::json doc = perf::to_json(r);
+    if (o->json) {
+      std::printf("%s\n", doc.dump(2).c_str());
+    } else {
+      std::fputs(perf::format_text(doc).c_str(), stdout);
+    }
+    return perf::exit_status(r);
+  };
+}
+
+}  // namespace
+
+Runner attach_bw(CLI::App& app) { return attach_perf(app, perf::Kind::kBw); }
+Runner attach_lat(CLI::App& app) { return attach_perf(app, perf::Kind::kLat); }
+
+}  // namespace rdmacheck::cli

@@ -1,0 +1,60 @@
+// `rdmacheck bw HOST` / `rdmacheck lat HOST`: one session per queue pair
+// with `rdmacheck serve`, counters read around the measurement on both sides,
+// then the verdict. Measures only; report.h prints.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "findings/finding.h"
+#include "perf/counters.h"
+#include "perf/engine.h"
+#include "perf/placement.h"
+#include "perf/spec.h"
+#include "perf/verdict.h"
+#include "proto/messages.h"
+#include "verbs/qp.h"
+
+namespace rdmacheck::perf {
+
+struct PerfOptions {
+  std::string host;
+  uint16_t tcp_port = proto::kDefaultPort;
+  std::string device;
+  int ib_port = 0;
+  int gid_index = -1;
+  Spec spec;
+  int cpu = -1;                               // --cpu; -1: a core on the device's NUMA node
+  std::chrono::milliseconds timeout{120000};  // the whole command
+  verbs::RcTiming timing;
+};
+
+struct PerfReport {
+  PerfOptions options;
+  bool ok = false;
+  std::string failed_stage;  // "connect", "setup", "handshake", "qp", "traffic"
+  std::string error;
+  Error cause;  // the failure as a value, for the connection layer's diagnosis
+  std::optional<proto::HostFacts> local;
+  std::optional<proto::HostFacts> peer;
+  std::vector<std::string> warnings;
+  Placement placement;
+  LinkFacts link;
+  std::vector<BwSample> bw;
+  std::vector<LatSample> lat;
+  Counters local_counters;  // deltas over the measurement
+  Counters peer_counters;   // the server's deltas over its session
+  std::vector<std::string> peer_wc_errors;
+  std::vector<Finding> findings;
+  double elapsed_ms = 0;
+};
+
+PerfReport run_perf(const PerfOptions& o, const std::atomic<bool>& stop);
+
+// 0 measured without warnings, 1 measured with warnings, 2 failed.
+int exit_status(const PerfReport& r);
+
+}  // namespace rdmacheck::perf

@@ -1,0 +1,41 @@
+// Port counters around a test: a snapshot of hw_counters/* and counters/*
+// before and after, the deltas, and what they say about the link during the
+// test (retransmissions, sequence errors and timeouts mean loss; CNPs and ECN
+// marks mean congestion). Reading goes through FsRoot; the rest is pure.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "findings/finding.h"
+#include "sysfs/fs_root.h"
+
+namespace rdmacheck::perf {
+
+// "hw_counters/out_of_seq_request" -> value.
+using Counters = std::map<std::string, uint64_t>;
+
+// Every numeric counter of DEVICE's PORT (non-numbers and config files such as
+// hw_counters/lifespan are skipped).
+Counters read_counters(const FsRoot& fs, const std::string& device, int port);
+
+// after - before for counters present in both that did not go backwards;
+// only those that changed.
+Counters delta(const Counters& before, const Counters& after);
+
+// The counters that mean loss or congestion, by the names drivers give them
+// (rxe, mlx5, InfiniBand port counters).
+bool is_loss_counter(const std::string& name);
+bool is_congestion_counter(const std::string& name);
+// Packets moved by the port (sent + received) per the deltas; 0 when unknown.
+uint64_t packets(const Counters& d);
+
+// packet-loss-during-test / congestion-during-test from both sides' deltas.
+// fallback_packets is used when neither side's counters count packets.
+std::vector<Finding> counter_findings(const Counters& local, const Counters& peer,
+                                      const std::string& local_host, const std::string& peer_host,
+                                      uint64_t fallback_packets);
+
+}  // namespace rdmacheck::perf

@@ -1,0 +1,244 @@
+#include "perf/engine.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+
+#include "perf/work_request.h"
+
+namespace rdmacheck::perf {
+namespace {
+
+using Seconds = std::chrono::duration<double>;
+using Micros = std::chrono::duration<double, std::micro>;
+
+constexpr int kPollBatch = 64;
+
+struct LaneState {
+  std::vector<WorkRequest> wrs;  // the post list, rebuilt per size
+  uint64_t posted = 0;
+  uint64_t completed = 0;  // every work request up to the last signalled completion
+};
+
+Error wc_error(const ibv_wc& wc, const conn::Endpoint& ep) {
+  return code_error("completion", 0,
+                    fmt::format("{} on {} after {} messages", conn::wc_status_text(wc.status),
+                                ep.context(), wc.wr_id));
+}
+
+Error timed_out(const conn::Endpoint& ep, const char* what) {
+  return code_error(what, ETIMEDOUT, ep.context());
+}
+
+// Posts up to N work requests of the lane's list, signalling every cq_mod-th
+// one and the last of a counted run.
+Status post_batch(Lane& lane, LaneState& st, const Spec& s, uint64_t n, uint64_t last) {
+  for (uint64_t k = 0; k < n; ++k) {
+    ibv_send_wr& wr = st.wrs[k].wr;
+    const uint64_t id = st.posted + k + 1;
+    wr.wr_id = id;
+    wr.send_flags &= ~static_cast<unsigned>(IBV_SEND_SIGNALED);
+    if (id % s.cq_mod == 0 || id == last) wr.send_flags |= IBV_SEND_SIGNALED;
+    wr.next = k + 1 < n ? &st.wrs[k + 1].wr : nullptr;
+  }
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(lane.ep->qp.get(), &st.wrs[0].wr, &bad); rc != 0) {
+    return code_error("ibv_post_send", rc, lane.ep->context());
+  }
+  st.posted += n;
+  return ok_status();
+}
+
+// Reaps completions; a signalled one covers every request up to its id (RC order).
+Status reap(Lane& lane, LaneState& st) {
+  std::array<ibv_wc, kPollBatch> wc;
+  const int n = ibv_poll_cq(lane.ep->cq.get(), kPollBatch, wc.data());
+  if (n < 0) return code_error("ibv_poll_cq", n, lane.ep->context());
+  for (int i = 0; i < n; ++i) {
+    if (wc[i].status != IBV_WC_SUCCESS) return wc_error(wc[i], *lane.ep);
+    st.completed = std::max(st.completed, wc[i].wr_id);
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<BwSample> run_bw(std::span<Lane> lanes, const Spec& s, uint32_t size, Deadline hard,
+                        const std::atomic<bool>& stop) {
+  const bool timed = s.duration_s > 0;
+  std::vector<LaneState> st(lanes.size());
+  for (size_t l = 0; l < lanes.size(); ++l) {
+    st[l].wrs.resize(s.post_list);
+    for (auto& w : st[l].wrs) build_wr(s.op, *lanes[l].ep, lanes[l].peer, size, s.inline_size, w);
+  }
+  auto total = [&] {
+    uint64_t t = 0;
+    for (const auto& x : st) t += x.completed;
+    return t;
+  };
+  const uint64_t last = timed ? 0 : s.iterations;
+  const auto t0 = Clock::now();
+  const auto warm_at = t0 + std::chrono::duration_cast<Clock::duration>(Seconds(s.warmup_s));
+  const auto end_at = t0 + std::chrono::duration_cast<Clock::duration>(Seconds(s.duration_s));
+  Clock::time_point counted_from = t0, counted_to = t0;
+  uint64_t from_msgs = 0, to_msgs = 0;
+  bool warm = !timed || s.warmup_s <= 0, ended = false;
+  std::vector<Progress> progress{{0, 0}};
+  auto last_mark = t0;
+  for (;;) {
+    const auto now = Clock::now();
+    if (now >= hard || stop.load(std::memory_order_relaxed)) {
+      return timed_out(*lanes[0].ep, stop.load() ? "interrupted" : "bandwidth run");
+    }
+    if (!warm && now >= warm_at) {
+      warm = true;
+      counted_from = now;
+      from_msgs = total();
+    }
+    if (timed && !ended && now >= end_at) {
+      ended = true;
+      counted_to = now;
+      to_msgs = total();
+    }
+    bool busy = false;
+    for (size_t l = 0; l < lanes.size(); ++l) {
+      LaneState& x = st[l];
+      // After the end, only top up to a signalled request so the queue drains.
+      uint64_t want =
+          ended ? (s.cq_mod - x.posted % s.cq_mod) % s.cq_mod
+                : (timed ? s.post_list : std::min<uint64_t>(s.post_list, last - x.posted));
+      want = std::min<uint64_t>(want, s.post_list);
+      if (want > 0 && x.posted - x.completed + want <= s.tx_depth) {
+        if (auto r = post_batch(lanes[l], x, s, want, last); !r) return r.error();
+        busy = true;
+      }
+      if (auto r = reap(lanes[l], x); !r) return r.error();
+    }
+    (void)busy;
+    const uint64_t done = total();
+    if (now - last_mark >= std::chrono::milliseconds(1)) {
+      progress.push_back({Seconds(now - t0).count(), done});
+      last_mark = now;
+    }
+    bool drained = true;
+    for (const auto& x : st) drained = drained && x.completed == x.posted;
+    if (!timed && drained && done == last * lanes.size()) {
+      counted_to = Clock::now();
+      to_msgs = done;
+      progress.push_back({Seconds(counted_to - t0).count(), done});
+      break;
+    }
+    if (ended && drained) break;
+  }
+  BwSample b;
+  b.size = size;
+  b.msgs = to_msgs - from_msgs;
+  b.seconds = Seconds(counted_to - counted_from).count();
+  const uint64_t bytes = b.msgs * size;
+  b.avg_gbps = gbps(bytes, b.seconds);
+  b.mib_s = mib_per_s(bytes, b.seconds);
+  b.mpps = mpps(b.msgs, b.seconds);
+  const double peak_msgs = peak_rate(progress, Seconds(counted_to - t0).count() / 10);
+  b.peak_gbps = std::max(b.avg_gbps, peak_msgs * size * 8 / 1e9);
+  return b;
+}
+
+namespace {
+
+// Busy-polls LANE's CQ until the round trip's completions are in: the
+// receive (send ping-pong) and our own request; returns when the receive (or,
+// without one, our request) completed.
+Result<Clock::time_point> await_round_trip(Lane& lane, bool need_recv, Deadline hard,
+                                           const std::atomic<bool>& stop) {
+  bool got_recv = !need_recv, got_send = false;
+  Clock::time_point at{};
+  for (uint64_t spins = 0; !(got_recv && got_send); ++spins) {
+    ibv_wc wc{};
+    const int n = ibv_poll_cq(lane.ep->cq.get(), 1, &wc);
+    if (n < 0) return code_error("ibv_poll_cq", n, lane.ep->context());
+    if (n == 1) {
+      if (wc.status != IBV_WC_SUCCESS) return wc_error(wc, *lane.ep);
+      if ((wc.opcode & IBV_WC_RECV) != 0) {
+        got_recv = true;
+        at = Clock::now();
+      } else {
+        got_send = true;
+        if (!need_recv) at = Clock::now();
+      }
+      continue;
+    }
+    if (spins % 1024 == 0 && (Clock::now() >= hard || stop.load(std::memory_order_relaxed))) {
+      return timed_out(*lane.ep, "latency round trip");
+    }
+  }
+  return at;
+}
+
+// Write ping-pong: wait for the peer's write to stamp our buffer's last byte,
+// reaping our own write completions meanwhile.
+Status wait_stamp(Lane& lane, uint32_t size, uint8_t stamp, Deadline hard,
+                  const std::atomic<bool>& stop) {
+  volatile const char* last = lane.ep->recv_buf() + size - 1;
+  for (uint64_t spins = 0; static_cast<uint8_t>(*last) != stamp; ++spins) {
+    ibv_wc wc{};
+    const int n = ibv_poll_cq(lane.ep->cq.get(), 1, &wc);
+    if (n < 0) return code_error("ibv_poll_cq", n, lane.ep->context());
+    if (n == 1 && wc.status != IBV_WC_SUCCESS) return wc_error(wc, *lane.ep);
+    if (spins % 1024 == 0 && (Clock::now() >= hard || stop.load(std::memory_order_relaxed))) {
+      return timed_out(*lane.ep, "write ping-pong");
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<LatSample> run_lat(Lane& lane, const Spec& s, uint32_t size, uint64_t& stamp, Deadline hard,
+                          const std::atomic<bool>& stop) {
+  WorkRequest w;
+  build_wr(s.op, *lane.ep, lane.peer, size, s.inline_size, w);
+  w.wr.send_flags |= IBV_SEND_SIGNALED;
+  std::vector<double> us;
+  us.reserve(s.iterations);
+  const bool pingpong = s.op == Op::kWrite || s.op == Op::kSend;
+  for (uint64_t i = 0; i < s.iterations; ++i) {
+    const uint8_t mark = stamp_byte(stamp++);
+    if (s.op == Op::kWrite) lane.ep->send_buf()[size - 1] = static_cast<char>(mark);
+    if (s.op == Op::kSend) {
+      if (auto r = post_receive(*lane.ep, size); !r) return r.error();
+    }
+    w.wr.wr_id = i + 1;
+    ibv_send_wr* bad = nullptr;
+    const auto t0 = Clock::now();
+    if (int rc = ibv_post_send(lane.ep->qp.get(), &w.wr, &bad); rc != 0) {
+      return code_error("ibv_post_send", rc, lane.ep->context());
+    }
+    Clock::time_point t1;
+    if (s.op == Op::kWrite) {
+      if (auto r = wait_stamp(lane, size, mark, hard, stop); !r) return r.error();
+      t1 = Clock::now();
+    } else {
+      auto r = await_round_trip(lane, s.op == Op::kSend, hard, stop);
+      if (!r) return r.error();
+      t1 = *r;
+    }
+    const double rtt = Micros(t1 - t0).count();
+    us.push_back(pingpong ? rtt / 2 : rtt);
+  }
+  // Write: drain our last write's completion.
+  if (s.op == Op::kWrite) {
+    ibv_wc wc{};
+    const Deadline d = std::min(hard, deadline_in(std::chrono::seconds(2)));
+    while (ibv_poll_cq(lane.ep->cq.get(), 1, &wc) == 0 && Clock::now() < d) {
+    }
+  }
+  LatSample out;
+  out.size = size;
+  out.half_round_trip = pingpong;
+  if (s.histogram) out.histogram = histogram(us);
+  out.stats = lat_stats(std::move(us));
+  return out;
+}
+
+}  // namespace rdmacheck::perf

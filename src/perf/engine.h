@@ -1,0 +1,58 @@
+// The client's measuring loops, one for bandwidth and one for latency, the
+// same for every operation (work_request.h builds what differs). Bandwidth
+// busy-polls the CQ in batches with selective signalling and post lists;
+// latency ping-pongs one message at a time, timed with steady_clock.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "base/result.h"
+#include "conn/endpoint.h"
+#include "net/tcp.h"
+#include "perf/spec.h"
+#include "perf/stats.h"
+#include "proto/messages.h"
+
+namespace rdmacheck::perf {
+
+// One queue pair of the test and what the peer told about its side of it.
+struct Lane {
+  conn::Endpoint* ep = nullptr;
+  proto::QpInfo peer;
+};
+
+struct BwSample {
+  uint32_t size = 0;
+  uint64_t msgs = 0;   // counted messages (warm-up excluded)
+  double seconds = 0;  // counted time
+  double avg_gbps = 0;
+  double peak_gbps = 0;  // best window of a tenth of the run
+  double mib_s = 0;
+  double mpps = 0;
+};
+
+struct LatSample {
+  uint32_t size = 0;
+  bool half_round_trip = true;  // write/send: RTT/2 (as perftest); read/atomics: full RTT
+  LatStats stats;
+  std::vector<Bucket> histogram;  // when the spec asks for it
+};
+
+// One size over every lane, bounded by the spec's iterations or duration and
+// by HARD. A completion error ends the run with the status and the QP named.
+Result<BwSample> run_bw(std::span<Lane> lanes, const Spec& s, uint32_t size, Deadline hard,
+                        const std::atomic<bool>& stop);
+
+// One size on one lane. STAMP counts messages across sizes, in step with the
+// responder (write: both sides watch the last byte of their buffer for it).
+Result<LatSample> run_lat(Lane& lane, const Spec& s, uint32_t size, uint64_t& stamp, Deadline hard,
+                          const std::atomic<bool>& stop);
+
+// The byte a write ping-pong stamps into the last byte of message number N:
+// never 0, so a zeroed buffer never matches.
+inline uint8_t stamp_byte(uint64_t n) { return static_cast<uint8_t>(n % 255 + 1); }
+
+}  // namespace rdmacheck::perf

@@ -1,0 +1,182 @@
+#include "perf/report.h"
+
+#include <fmt/core.h>
+
+namespace rdmacheck::perf {
+namespace {
+
+using nlohmann::json;
+
+json facts(const std::optional<proto::HostFacts>& f) {
+  return f ? proto::to_json(*f) : json(nullptr);
+}
+
+json counters(const Counters& c) {
+  json j = json::object();
+  for (const auto& [k, v] : c) j[k] = v;
+  return j;
+}
+
+json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+std::string rule() { return std::string(79, '-') + "\n"; }
+
+}  // namespace
+
+json to_json(const PerfReport& r) {
+  const Spec& s = r.options.spec;
+  json results = json::array();
+  for (const auto& b : r.bw) {
+    results.push_back({{"size", b.size},
+                       {"messages", b.msgs},
+                       {"seconds", b.seconds},
+                       {"avg_gbps", b.avg_gbps},
+                       {"peak_gbps", b.peak_gbps},
+                       {"mib_per_s", b.mib_s},
+                       {"mpps", b.mpps}});
+  }
+  for (const auto& l : r.lat) {
+    json hist = json::array();
+    for (const auto& h : l.histogram) {
+      hist.push_back({{"lo_us", h.lo_us}, {"hi_us", h.hi_us}, {"count", h.count}});
+    }
+    json e = {{"size", l.size},
+              {"round_trips", l.stats.n},
+              {"measure", l.half_round_trip ? "half_round_trip" : "round_trip"},
+              {"min_us", l.stats.min},
+              {"median_us", l.stats.median},
+              {"mean_us", l.stats.mean},
+              {"p99_us", l.stats.p99},
+              {"p999_us", l.stats.p999},
+              {"max_us", l.stats.max},
+              {"stdev_us", l.stats.stdev}};
+    if (s.histogram) e["histogram"] = hist;
+    results.push_back(std::move(e));
+  }
+  return {
+      {"command", kind_name(s.kind)},
+      {"host", r.options.host},
+      {"port", r.options.tcp_port},
+      {"ok", r.ok},
+      {"failed_stage", r.ok ? json(nullptr) : json(r.failed_stage)},
+      {"error", r.error},
+      {"spec",
+       {{"op", op_name(s.op)},
+        {"transport", s.transport},
+        {"sizes", s.sizes},
+        {"iterations", s.iterations},
+        {"duration_s", s.duration_s},
+        {"warmup_s", s.warmup_s},
+        {"qps", s.qps},
+        {"tx_depth", s.tx_depth},
+        {"rx_depth", s.rx_depth},
+        {"inline_size", s.inline_size},
+        {"post_list", s.post_list},
+        {"cq_mod", s.cq_mod}}},
+      {"local", facts(r.local)},
+      {"peer", facts(r.peer)},
+      {"placement",
+       {{"cpu", r.placement.cpu},
+        {"numa_node", r.placement.numa_node},
+        {"note", r.placement.note}}},
+      {"link",
+       {{"driver", r.link.driver},
+        {"port_gbps", r.link.port_gbps},
+        {"netdev_gbps", opt(r.link.netdev_gbps)},
+        {"pcie_gbps", opt(r.link.pcie_gbps)},
+        {"mtu", r.link.mtu}}},
+      {"results", results},
+      {"counters", {{"local", counters(r.local_counters)}, {"peer", counters(r.peer_counters)}}},
+      {"peer_wc_errors", r.peer_wc_errors},
+      {"warnings", r.warnings},
+      {"findings", rdmacheck::to_json(r.findings)},
+      {"elapsed_ms", r.elapsed_ms},
+  };
+}
+
+std::string format_text(const json& d) {
+  std::string out;
+  const json& s = d["spec"];
+  const bool bw = d["command"] == "bw";
+  out += fmt::format(
+      "rdmacheck {} {} port {}: {} {} over {}, {} QP(s)\n", d["command"].get<std::string>(),
+      d["host"].get<std::string>(), d["port"].get<int>(),
+      s["transport"].get<std::string>() == "rc" ? "RC" : s["transport"].get<std::string>(),
+      s["op"].get<std::string>(),
+      s["duration_s"].get<double>() > 0
+          ? fmt::format("{} s per size", s["duration_s"].get<double>())
+          : fmt::format("{} iterations per size", s["iterations"].get<uint64_t>()),
+      s["qps"].get<int>());
+  for (const char* side : {"local", "peer"}) {
+    const json& f = d[side];
+    if (f.is_null()) continue;
+    out += fmt::format("  {:<5} : {} {} port {} GID[{}] {} mtu {}\n", side,
+                       f["hostname"].get<std::string>(), f["device"].get<std::string>(),
+                       f["port"].get<int>(), f["gid_index"].get<int>(),
+                       f["gid_type"].get<std::string>(), f["active_mtu"].get<int>());
+  }
+  if (!d["placement"]["note"].get<std::string>().empty()) {
+    out += "  cpu   : " + d["placement"]["note"].get<std::string>() + "\n";
+  }
+  for (const auto& w : d["warnings"]) out += "  warning: " + w.get<std::string>() + "\n";
+  out += rule();
+  if (bw) {
+    out += fmt::format(" {:>10} {:>12} {:>14} {:>14} {:>12} {:>10}\n", "#bytes", "#messages",
+                       "BW peak[Gb/s]", "BW avg[Gb/s]", "BW[MiB/s]", "MsgRate[Mpps]");
+    for (const auto& x : d["results"]) {
+      out += fmt::format(" {:>10} {:>12} {:>14.4f} {:>14.4f} {:>12.2f} {:>10.6f}\n",
+                         x["size"].get<uint32_t>(), x["messages"].get<uint64_t>(),
+                         x["peak_gbps"].get<double>(), x["avg_gbps"].get<double>(),
+                         x["mib_per_s"].get<double>(), x["mpps"].get<double>());
+    }
+  } else {
+    out +=
+        fmt::format(" {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "#bytes", "#iters",
+                    "min[us]", "med[us]", "avg[us]", "p99[us]", "p99.9[us]", "max[us]", "stdev");
+    for (const auto& x : d["results"]) {
+      out += fmt::format(
+          " {:>10} {:>9} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} "
+          "{:>9.2f}\n",
+          x["size"].get<uint32_t>(), x["round_trips"].get<uint64_t>(), x["min_us"].get<double>(),
+          x["median_us"].get<double>(), x["mean_us"].get<double>(), x["p99_us"].get<double>(),
+          x["p999_us"].get<double>(), x["max_us"].get<double>(), x["stdev_us"].get<double>());
+      for (const auto& h : x.value("histogram", json::array())) {
+        out += fmt::format("   {:>9.2f} .. {:>9.2f} us {:>9}\n", h["lo_us"].get<double>(),
+                           h["hi_us"].get<double>(), h["count"].get<uint64_t>());
+      }
+    }
+    if (!d["results"].empty()) {
+      out += d["results"][0]["measure"] == "round_trip"
+                 ? "  (full round trips: the operation waits for the reply data)\n"
+                 : "  (half round trips of a ping-pong, as perftest reports them)\n";
+    }
+  }
+  out += rule();
+  for (const char* side : {"local", "peer"}) {
+    const json& c = d["counters"][side];
+    if (c.empty()) continue;
+    std::string line;
+    for (const auto& [k, v] : c.items()) line += fmt::format(" {}+{}", k, v.get<uint64_t>());
+    out += fmt::format("counters {}:{}\n", side, line);
+  }
+  for (const auto& f : d["findings"]) {
+    out += fmt::format("{} {}: {}\n",
+                       f["severity"].get<std::string>() == "info"   ? "INFO"
+                       : f["severity"].get<std::string>() == "warn" ? "WARN"
+                                                                    : "FAIL",
+                       f["id"].get<std::string>(), f["summary"].get<std::string>());
+    for (const auto& e : f["evidence"]) out += "    evidence: " + e.get<std::string>() + "\n";
+    if (f.contains("fix") && !f["fix"].get<std::string>().empty()) {
+      out += "    fix: " + f["fix"].get<std::string>() + "\n";
+    }
+  }
+  if (!d["ok"].get<bool>()) {
+    out += fmt::format("failed at {}: {}\n", d["failed_stage"].get<std::string>(),
+                       d["error"].get<std::string>());
+  }
+  out += fmt::format("result: {} ({:.0f} ms)\n", d["ok"].get<bool>() ? "PASS" : "FAIL",
+                     d["elapsed_ms"].get<double>());
+  return out;
+}
+
+}  // namespace rdmacheck::perf

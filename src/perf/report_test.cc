@@ -1,0 +1,105 @@
+#include "perf/report.h"
+
+#include <gtest/gtest.h>
+
+namespace rdmacheck::perf {
+namespace {
+
+PerfReport bw_report() {
+  PerfReport r;
+  r.ok = true;
+  r.options.host = "h1";
+  r.bw.push_back(BwSample{65536, 1000, 0.5, 1.048576, 1.2, 125, 0.002});
+  r.local_counters = {{"hw_counters/sent_pkts", 64000}};
+  Finding f;
+  f.id = "packet-loss-during-test";
+  f.severity = Severity::kWarn;
+  f.layer = Layer::kPerformance;
+  f.summary = "lost";
+  f.evidence = {"h1: hw_counters/out_of_seq_request +3"};
+  r.findings.push_back(f);
+  return r;
+}
+
+TEST(Report, TextIsRenderedFromTheJsonDocument) {
+  const auto doc = to_json(bw_report());
+  EXPECT_EQ(doc["command"], "bw");
+  EXPECT_EQ(doc["results"][0]["size"], 65536);
+  const std::string text = format_text(doc);
+  EXPECT_NE(text.find("BW avg[Gb/s]"), std::string::npos) << text;
+  EXPECT_NE(text.find("      65536         1000         1.2000         1.0486       125.00"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("WARN packet-loss-during-test: lost"), std::string::npos) << text;
+  EXPECT_NE(text.find("counters local: hw_counters/sent_pkts+64000"), std::string::npos) << text;
+  EXPECT_NE(text.find("result: PASS"), std::string::npos) << text;
+}
+
+TEST(Report, LatencyTableAndFailure) {
+  PerfReport r;
+  r.options.host = "h1";
+  r.options.spec.kind = Kind::kLat;
+  r.options.spec.histogram = true;
+  LatSample l;
+  l.size = 2;
+  l.stats = lat_stats({10, 20, 30});
+  l.histogram = histogram({10, 20, 30});
+  r.lat.push_back(l);
+  r.ok = false;
+  r.failed_stage = "traffic";
+  r.error = "completion: transport retry counter exceeded";
+  const std::string text = format_text(to_json(r));
+  EXPECT_NE(text.find("med[us]"), std::string::npos) << text;
+  EXPECT_NE(text.find("half round trips"), std::string::npos) << text;
+  EXPECT_NE(text.find("failed at traffic: completion"), std::string::npos) << text;
+  EXPECT_NE(text.find("result: FAIL"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace rdmacheck::perf
+
+// The checked-in schema describes what the printer emits, and the checker
+// catches a document that breaks it.
+#include <fstream>
+
+#include "perf/schema_check.h"
+
+namespace rdmacheck::perf {
+namespace {
+
+nlohmann::json load_schema() {
+  std::ifstream in(RDMACHECK_SCHEMAS "/perf.schema.json");
+  return nlohmann::json::parse(in);
+}
+
+TEST(Schema, BwAndLatReportsConform) {
+  const auto schema = load_schema();
+  EXPECT_EQ(schema_violations(schema, to_json(bw_report())), std::vector<std::string>{});
+  PerfReport lat;
+  lat.options.spec.kind = Kind::kLat;
+  lat.options.spec.histogram = true;
+  LatSample l;
+  l.size = 2;
+  l.stats = lat_stats({1, 2, 3});
+  l.histogram = histogram({1, 2, 3});
+  lat.lat.push_back(l);
+  lat.failed_stage = "traffic";
+  EXPECT_EQ(schema_violations(schema, to_json(lat)), std::vector<std::string>{});
+}
+
+TEST(Schema, ViolationsAreFound) {
+  const auto schema = load_schema();
+  auto doc = to_json(bw_report());
+  doc["command"] = "ping";
+  doc["spec"]["qps"] = 0;
+  doc["counters"]["local"]["x"] = -1;
+  doc["surprise"] = true;
+  doc.erase("elapsed_ms");
+  const auto v = schema_violations(schema, doc);
+  ASSERT_EQ(v.size(), 5u) << nlohmann::json(v).dump(2);
+  EXPECT_NE(nlohmann::json(v).dump().find("$.spec.qps: 0 is below the minimum 1"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace rdmacheck::perf

@@ -1,0 +1,128 @@
+#include "perf/spec.h"
+
+#include <fmt/core.h>
+#include <infiniband/verbs.h>
+
+#include <algorithm>
+
+#include "proto/messages.h"
+
+namespace rdmacheck::perf {
+
+const char* kind_name(Kind k) { return k == Kind::kBw ? "bw" : "lat"; }
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::kWrite:
+      return "write";
+    case Op::kRead:
+      return "read";
+    case Op::kSend:
+      return "send";
+    case Op::kWriteImm:
+      return "write_imm";
+    case Op::kAtomicFadd:
+      return "atomic_fadd";
+    case Op::kAtomicCswap:
+      return "atomic_cswap";
+  }
+  return "?";
+}
+
+std::optional<Op> parse_op(std::string_view name) {
+  for (Op op :
+       {Op::kWrite, Op::kRead, Op::kSend, Op::kWriteImm, Op::kAtomicFadd, Op::kAtomicCswap}) {
+    if (name == op_name(op)) return op;
+  }
+  return std::nullopt;
+}
+
+bool is_atomic(Op op) { return op == Op::kAtomicFadd || op == Op::kAtomicCswap; }
+
+bool two_sided(Op op) { return op == Op::kSend || op == Op::kWriteImm; }
+
+int remote_access(Op op) {
+  switch (op) {
+    case Op::kWrite:
+    case Op::kWriteImm:
+      return IBV_ACCESS_REMOTE_WRITE;
+    case Op::kRead:
+      return IBV_ACCESS_REMOTE_READ;
+    case Op::kAtomicFadd:
+    case Op::kAtomicCswap:
+      return IBV_ACCESS_REMOTE_ATOMIC;
+    case Op::kSend:
+      return 0;
+  }
+  return 0;
+}
+
+bool op_allowed_on(Op op, std::string_view transport) {
+  if (transport == "rc") return true;
+  if (transport == "uc") return op == Op::kSend || op == Op::kWrite || op == Op::kWriteImm;
+  if (transport == "ud") return op == Op::kSend;
+  return false;
+}
+
+std::optional<std::string> validate(const Spec& s) {
+  if (s.transport != "rc" && s.transport != "uc" && s.transport != "ud") {
+    return fmt::format("unknown transport '{}' (RC, UC or UD)", s.transport);
+  }
+  if (!op_allowed_on(s.op, s.transport)) {
+    return fmt::format("{} cannot carry {} (UC: send/write/write_imm; UD: send only)", s.transport,
+                       op_name(s.op));
+  }
+  if (s.sizes.empty()) return "no message size";
+  for (uint32_t size : s.sizes) {
+    if (size < 1 || size > proto::kMaxMessageSize) {
+      return fmt::format("message size {} is outside 1..{}", size, proto::kMaxMessageSize);
+    }
+    if (is_atomic(s.op) && size != kAtomicSize) {
+      return fmt::format("atomics move exactly {} bytes, not {}", kAtomicSize, size);
+    }
+    if (s.kind == Kind::kLat && s.op == Op::kWriteImm) {
+      return "lat measures write, read, send and atomics; write_imm is a bw operation";
+    }
+  }
+  if (s.sizes.size() > proto::kMaxSizes) {
+    return fmt::format("at most {} sizes per run", proto::kMaxSizes);
+  }
+  if ((s.iterations == 0) == (s.duration_s <= 0)) {
+    return "give either iterations (-n) or a duration (-D), not both";
+  }
+  if (s.iterations > (1ull << 40)) return "too many iterations";
+  if (s.kind == Kind::kLat && s.duration_s > 0) {
+    return "lat counts round trips: use -n, not -D";
+  }
+  if (s.duration_s > 3600 || s.warmup_s < 0 || s.warmup_s >= std::max(s.duration_s, 0.0) + 3600) {
+    return "duration must be at most 3600 s";
+  }
+  if (s.duration_s > 0 && s.warmup_s >= s.duration_s) {
+    return "the warm-up must be shorter than the duration";
+  }
+  if (s.qps < 1 || s.qps > 16) return "queue pairs (-q) must be 1..16";
+  if (s.tx_depth < 1 || s.tx_depth > proto::kMaxDepth) {
+    return fmt::format("tx depth must be 1..{}", proto::kMaxDepth);
+  }
+  if (s.rx_depth < 1 || s.rx_depth > proto::kMaxDepth) {
+    return fmt::format("rx depth must be 1..{}", proto::kMaxDepth);
+  }
+  if (s.post_list < 1 || s.post_list > s.tx_depth) return "post list must be 1..tx depth";
+  if (s.cq_mod < 1 || s.cq_mod > s.tx_depth || s.tx_depth % s.cq_mod != 0) {
+    return "CQ moderation must divide the tx depth";
+  }
+  if (s.inline_size > 1024) return "inline size must be at most 1024 bytes";
+  return std::nullopt;
+}
+
+std::vector<uint32_t> all_sizes(uint32_t max_size) {
+  std::vector<uint32_t> v;
+  for (uint64_t s = 2; s <= max_size; s *= 2) v.push_back(static_cast<uint32_t>(s));
+  return v;
+}
+
+uint32_t max_size(const Spec& s) {
+  return s.sizes.empty() ? 0 : *std::max_element(s.sizes.begin(), s.sizes.end());
+}
+
+}  // namespace rdmacheck::perf

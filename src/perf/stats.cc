@@ -1,0 +1,85 @@
+#include "perf/stats.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace rdmacheck::perf {
+namespace {
+
+double nearest_rank(const std::vector<double>& sorted, double q) {
+  const size_t n = sorted.size();
+  const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(n)));
+  return sorted[std::clamp<size_t>(rank, 1, n) - 1];
+}
+
+}  // namespace
+
+LatStats lat_stats(std::vector<double> v) {
+  LatStats s;
+  s.n = v.size();
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  s.min = v.front();
+  s.max = v.back();
+  s.median = n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / static_cast<double>(n);
+  double sq = 0;
+  for (double x : v) sq += (x - s.mean) * (x - s.mean);
+  s.stdev = std::sqrt(sq / static_cast<double>(n));
+  s.p99 = nearest_rank(v, 0.99);
+  s.p999 = nearest_rank(v, 0.999);
+  return s;
+}
+
+std::vector<Bucket> histogram(const std::vector<double>& samples) {
+  std::vector<Bucket> out;
+  if (samples.empty()) return out;
+  const auto [mn, mx] = std::minmax_element(samples.begin(), samples.end());
+  // Buckets start at a power of two (fractions of a microsecond allowed).
+  double lo = std::exp2(std::floor(std::log2(std::max(*mn, 1e-3))));
+  while (lo <= *mx) {
+    out.push_back(Bucket{lo, lo * 2, 0});
+    lo *= 2;
+  }
+  for (double x : samples) {
+    for (auto& b : out) {
+      if (x >= b.lo_us && x < b.hi_us) {
+        ++b.count;
+        break;
+      }
+    }
+  }
+  while (!out.empty() && out.back().count == 0) out.pop_back();
+  return out;
+}
+
+double gbps(uint64_t bytes, double seconds) {
+  return seconds > 0 ? static_cast<double>(bytes) * 8 / seconds / 1e9 : 0;
+}
+
+double mib_per_s(uint64_t bytes, double seconds) {
+  return seconds > 0 ? static_cast<double>(bytes) / seconds / (1024.0 * 1024.0) : 0;
+}
+
+double mpps(uint64_t msgs, double seconds) {
+  return seconds > 0 ? static_cast<double>(msgs) / seconds / 1e6 : 0;
+}
+
+double peak_rate(const std::vector<Progress>& p, double min_window) {
+  double best = 0;
+  size_t j = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    // The shortest span starting at j that still reaches min_window ends at i.
+    while (j + 1 < i && p[i].t - p[j + 1].t >= min_window) ++j;
+    const double span = p[i].t - p[j].t;
+    if (i > j && span >= min_window && span > 0) {
+      best = std::max(best, static_cast<double>(p[i].msgs - p[j].msgs) / span);
+    }
+  }
+  return best;
+}
+
+}  // namespace rdmacheck::perf

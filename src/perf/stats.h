@@ -1,0 +1,41 @@
+// The arithmetic of a performance run, pure: latency statistics and
+// histograms, and bandwidth in Gb/s, MiB/s and Mpps (with the peak over
+// windows of the run).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace rdmacheck::perf {
+
+struct LatStats {
+  uint64_t n = 0;
+  double min = 0, median = 0, mean = 0, p99 = 0, p999 = 0, max = 0, stdev = 0;  // microseconds
+};
+// Nearest-rank percentiles; stdev is the population standard deviation.
+LatStats lat_stats(std::vector<double> samples_us);
+
+struct Bucket {
+  double lo_us = 0;  // [lo, hi)
+  double hi_us = 0;
+  uint64_t count = 0;
+};
+// Log2 buckets from the smallest sample's power of two up; empty buckets at
+// either end are dropped, inner empty ones kept.
+std::vector<Bucket> histogram(const std::vector<double>& samples_us);
+
+// 1 Gb/s = 1e9 bit/s; 1 MiB/s = 2^20 byte/s; 1 Mpps = 1e6 messages/s.
+double gbps(uint64_t bytes, double seconds);
+double mib_per_s(uint64_t bytes, double seconds);
+double mpps(uint64_t msgs, double seconds);
+
+// A point on the run's progress: seconds since start, messages completed so far.
+struct Progress {
+  double t = 0;
+  uint64_t msgs = 0;
+};
+// The highest message rate (msgs/s) over any span of at least min_window
+// seconds between two progress points; 0 when no span is long enough.
+double peak_rate(const std::vector<Progress>& points, double min_window);
+
+}  // namespace rdmacheck::perf

@@ -1,0 +1,62 @@
+#include "perf/stats.h"
+
+#include <gtest/gtest.h>
+
+namespace rdmacheck::perf {
+namespace {
+
+TEST(LatStats, PercentilesAndSpread) {
+  std::vector<double> v;
+  for (int i = 1000; i >= 1; --i) v.push_back(i);  // 1..1000, shuffled order irrelevant
+  const LatStats s = lat_stats(v);
+  EXPECT_EQ(s.n, 1000u);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 1000);
+  EXPECT_DOUBLE_EQ(s.median, 500.5);
+  EXPECT_DOUBLE_EQ(s.mean, 500.5);
+  EXPECT_DOUBLE_EQ(s.p99, 990);
+  EXPECT_DOUBLE_EQ(s.p999, 999);
+  EXPECT_NEAR(s.stdev, 288.675, 1e-3);
+}
+
+TEST(LatStats, OneOutlierShowsInTheTailOnly) {
+  std::vector<double> v(999, 2.0);
+  v.push_back(400);
+  const LatStats s = lat_stats(v);
+  EXPECT_DOUBLE_EQ(s.median, 2);
+  EXPECT_DOUBLE_EQ(s.p99, 2);
+  EXPECT_DOUBLE_EQ(s.p999, 2);
+  EXPECT_DOUBLE_EQ(s.max, 400);
+  EXPECT_NEAR(s.mean, 2.398, 1e-9);
+}
+
+TEST(LatStats, EmptyIsZero) { EXPECT_EQ(lat_stats({}).n, 0u); }
+
+TEST(Histogram, Log2BucketsCoverEverySample) {
+  const auto h = histogram({1.5, 1.7, 3.0, 3.9, 17.0});
+  ASSERT_EQ(h.size(), 5u);  // [1,2) [2,4) [4,8) [8,16) [16,32)
+  EXPECT_DOUBLE_EQ(h[0].lo_us, 1);
+  EXPECT_EQ(h[0].count, 2u);
+  EXPECT_EQ(h[1].count, 2u);
+  EXPECT_EQ(h[2].count, 0u);
+  EXPECT_EQ(h[4].count, 1u);
+  EXPECT_DOUBLE_EQ(h[4].hi_us, 32);
+}
+
+TEST(Rates, UnitsAreDecimalBitsAndBinaryBytes) {
+  EXPECT_DOUBLE_EQ(gbps(125'000'000, 1.0), 1.0);
+  EXPECT_DOUBLE_EQ(mib_per_s(1u << 20, 0.5), 2.0);
+  EXPECT_DOUBLE_EQ(mpps(3'000'000, 2.0), 1.5);
+  EXPECT_DOUBLE_EQ(gbps(1000, 0), 0);
+}
+
+TEST(PeakRate, BestWindowNotTheAverage) {
+  // 100 msgs/s for 1 s, then 400 msgs/s for 0.5 s.
+  std::vector<Progress> p = {{0, 0}, {0.5, 50}, {1.0, 100}, {1.25, 200}, {1.5, 300}};
+  EXPECT_DOUBLE_EQ(peak_rate(p, 0.5), 400);
+  EXPECT_DOUBLE_EQ(peak_rate(p, 1.5), 200);
+  EXPECT_DOUBLE_EQ(peak_rate(p, 2.0), 0);
+}
+
+}  // namespace
+}  // namespace rdmacheck::perf
