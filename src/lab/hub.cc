@@ -6,7 +6,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
+#include <deque>
 
 namespace rdmacheck::lab {
 namespace {
@@ -52,9 +54,21 @@ Hub::~Hub() {
   if (thread_.joinable()) thread_.join();
 }
 
+namespace {
+
+// Frames a guest is not ready to take yet wait here, as in a switch's port
+// buffer; beyond this many the hub drops them, as a switch would.
+constexpr size_t kPortBuffer = 4096;
+
+}  // namespace
+
+// Each hub socket is connected to its guest once that guest's QEMU has bound
+// its end, so poll() tells when the guest's queue has room (a unix datagram
+// socket queues only a handful of frames: unqueued, a burst is lost).
 void Hub::loop() {
-  std::vector<pollfd> fds;
-  for (const auto& s : socks_) fds.push_back(pollfd{s.get(), POLLIN, 0});
+  const size_t n = socks_.size();
+  std::vector<bool> connected(n, false);
+  std::vector<std::deque<std::string>> queued(n);
   std::vector<sockaddr_un> dest;
   for (const auto& g : guests_) {
     sockaddr_un a{};
@@ -62,20 +76,52 @@ void Hub::loop() {
     std::memcpy(a.sun_path, g.c_str(), g.size());
     dest.push_back(a);
   }
+  // Sends what waits for guest j; false when its queue is (still) full.
+  auto flush = [&](size_t j) {
+    while (!queued[j].empty()) {
+      const std::string& f = queued[j].front();
+      if (::send(socks_[j].get(), f.data(), f.size(), MSG_DONTWAIT) < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
+        connected[j] = false;  // the guest went away: forget what waited for it
+        queued[j].clear();
+        return true;
+      }
+      queued[j].pop_front();
+    }
+    return true;
+  };
+  auto deliver = [&](size_t j, const char* data, size_t len) {
+    if (!connected[j]) {
+      connected[j] = ::connect(socks_[j].get(), reinterpret_cast<sockaddr*>(&dest[j]),
+                               sizeof dest[j]) == 0;
+      if (!connected[j]) return;  // not started yet: the frame is lost, as on a dead port
+    }
+    if (queued[j].size() >= kPortBuffer) {
+      dropped_.fetch_add(1);
+      return;
+    }
+    queued[j].emplace_back(data, len);
+    flush(j);
+  };
   std::vector<char> frame(65536 + 64);
+  std::vector<pollfd> fds(n);
   while (!stop_.load()) {
+    for (size_t i = 0; i < n; ++i) {
+      fds[i] = pollfd{socks_[i].get(), static_cast<short>(POLLIN | (queued[i].empty() ? 0 : POLLOUT)),
+                      0};
+    }
     if (::poll(fds.data(), fds.size(), 100) <= 0) continue;
-    for (size_t i = 0; i < fds.size(); ++i) {
+    for (size_t j = 0; j < n; ++j) {
+      if ((fds[j].revents & POLLOUT) != 0) flush(j);
+    }
+    for (size_t i = 0; i < n; ++i) {
       if ((fds[i].revents & POLLIN) == 0) continue;
-      for (;;) {
-        const ssize_t n = ::recv(socks_[i].get(), frame.data(), frame.size(), 0);
-        if (n <= 0) break;
+      for (int burst = 0; burst < 64; ++burst) {
+        const ssize_t got = ::recv(socks_[i].get(), frame.data(), frame.size(), MSG_DONTWAIT);
+        if (got <= 0) break;
         frames_.fetch_add(1);
-        for (size_t j = 0; j < dest.size(); ++j) {
-          if (j == i) continue;
-          // A guest that has not started (or has stopped) just misses the frame.
-          (void)::sendto(socks_[j].get(), frame.data(), static_cast<size_t>(n), MSG_DONTWAIT,
-                         reinterpret_cast<sockaddr*>(&dest[j]), sizeof dest[j]);
+        for (size_t j = 0; j < n; ++j) {
+          if (j != i) deliver(j, frame.data(), static_cast<size_t>(got));
         }
       }
     }

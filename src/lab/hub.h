@@ -22,6 +22,8 @@ class Hub {
   Hub& operator=(const Hub&) = delete;
   ~Hub();
   [[nodiscard]] uint64_t frames() const { return frames_.load(); }
+  // Frames dropped because a guest's port buffer was full.
+  [[nodiscard]] uint64_t dropped() const { return dropped_.load(); }
 
  private:
   Hub() = default;
@@ -30,6 +32,7 @@ class Hub {
   std::vector<std::string> guests_;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> frames_{0};
+  std::atomic<uint64_t> dropped_{0};
   std::thread thread_;
 };
 
