@@ -10,6 +10,11 @@ std::atomic<bool> g_stop{false};
 constexpr Command kCommands[] = {
     {"devices", "list RDMA devices, ports and GID tables (ibv_devinfo + show_gids in one view)",
      attach_devices},
+    {"doctor",
+     "check every host-side cause of a bad RDMA link and name it, with evidence and a fix",
+     attach_doctor},
+    {"qps", "list every QP (device/port, QPN, type, state, PID, command), flag stuck ones",
+     attach_qps},
     {"serve", "run the test server that ping (and later bw/lat/check) clients talk to",
      attach_serve},
     {"ping",

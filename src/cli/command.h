@@ -22,6 +22,8 @@ struct Command {
 std::span<const Command> commands();
 
 Runner attach_devices(CLI::App& app);
+Runner attach_doctor(CLI::App& app);
+Runner attach_qps(CLI::App& app);
 Runner attach_serve(CLI::App& app);
 Runner attach_ping(CLI::App& app);
 Runner attach_bw(CLI::App& app);

@@ -109,31 +109,52 @@ std::vector<std::string> roce_blocking_nft_rules(const std::string& ruleset) {
   return out;
 }
 
-FirewallReport read_firewall() {
+std::vector<ToolRun> collect_firewall_outputs() {
   using namespace std::chrono_literals;
+  const std::vector<std::vector<std::string>> argvs = {
+      {"iptables", "-S"}, {"ip6tables", "-S"}, {"nft", "list", "ruleset"}};
+  std::vector<ToolRun> runs;
+  for (const auto& argv : argvs) {
+    ToolRun t;
+    for (const auto& a : argv) t.command += (t.command.empty() ? "" : " ") + a;
+    if (auto res = run_capture(argv, 3s)) {
+      t.started = true;
+      t.exit_status = res->exit_status;
+      t.out = std::move(res->out);
+    }
+    runs.push_back(std::move(t));
+  }
+  return runs;
+}
+
+FirewallReport evaluate_firewall(const std::vector<ToolRun>& runs) {
   FirewallReport r;
   std::vector<std::string> notes;
-  for (const char* tool : {"iptables", "ip6tables"}) {
-    auto res = run_capture({tool, "-S"}, 3s);
-    if (res && res->exit_status == 0) {
+  const auto note = [&](const ToolRun& t) {
+    notes.push_back(t.started ? t.command + " failed (root needed?)"
+                              : t.command.substr(0, t.command.find(' ')) + " not installed");
+  };
+  for (const auto& t : runs) {
+    if (t.command != "iptables -S" && t.command != "ip6tables -S") continue;
+    if (t.started && t.exit_status == 0) {
       r.readable = true;
       r.source = "iptables -S";
-      for (auto& rule : roce_blocking_iptables_rules(res->out)) {
-        r.rules.push_back(std::string(tool) + " " + rule);
-      }
+      const std::string tool = t.command.substr(0, t.command.find(' '));
+      for (auto& rule : roce_blocking_iptables_rules(t.out)) r.rules.push_back(tool + " " + rule);
     } else {
-      notes.push_back(res ? std::string(tool) + " -S failed (root needed?)"
-                          : std::string(tool) + " not installed");
+      note(t);
     }
   }
   if (r.rules.empty()) {
-    auto res = run_capture({"nft", "list", "ruleset"}, 3s);
-    if (res && res->exit_status == 0) {
-      r.readable = true;
-      r.source = r.source.empty() ? "nft list ruleset" : r.source + ", nft list ruleset";
-      r.rules = roce_blocking_nft_rules(res->out);
-    } else {
-      notes.push_back(res ? "nft list ruleset failed (root needed?)" : "nft not installed");
+    for (const auto& t : runs) {
+      if (t.command != "nft list ruleset") continue;
+      if (t.started && t.exit_status == 0) {
+        r.readable = true;
+        r.source = r.source.empty() ? "nft list ruleset" : r.source + ", nft list ruleset";
+        r.rules = roce_blocking_nft_rules(t.out);
+      } else {
+        note(t);
+      }
     }
   }
   if (!r.readable) {
@@ -141,5 +162,7 @@ FirewallReport read_firewall() {
   }
   return r;
 }
+
+FirewallReport read_firewall() { return evaluate_firewall(collect_firewall_outputs()); }
 
 }  // namespace rdmacheck

@@ -66,5 +66,31 @@ TEST(Firewall, NftRules) {
   EXPECT_EQ(rules[1], "udp dport { 53, 4700-4800 } counter packets 0 bytes 0 reject");
 }
 
+TEST(Firewall, EvaluatesIptablesOutputsFirst) {
+  const std::vector<ToolRun> runs = {
+      {"iptables -S", true, 0, "-P INPUT ACCEPT\n-A INPUT -p udp -m udp --dport 4791 -j DROP\n"},
+      {"ip6tables -S", true, 0, "-P INPUT ACCEPT\n"},
+      {"nft list ruleset", true, 0, kNftRuleset}};
+  const auto r = evaluate_firewall(runs);
+  EXPECT_TRUE(r.readable);
+  ASSERT_EQ(r.rules.size(), 1u);
+  EXPECT_EQ(r.rules[0], "iptables -A INPUT -p udp -m udp --dport 4791 -j DROP");
+}
+
+TEST(Firewall, FallsBackToNftAndSaysWhyWhenNothingIsReadable) {
+  auto r = evaluate_firewall({{"iptables -S", false, -1, ""},
+                              {"ip6tables -S", false, -1, ""},
+                              {"nft list ruleset", true, 0, kNftRuleset}});
+  EXPECT_TRUE(r.readable);
+  EXPECT_EQ(r.rules.size(), 2u);
+  EXPECT_EQ(r.source, "nft list ruleset");
+  r = evaluate_firewall({{"iptables -S", true, 4, ""},
+                         {"ip6tables -S", false, -1, ""},
+                         {"nft list ruleset", false, -1, ""}});
+  EXPECT_FALSE(r.readable);
+  EXPECT_EQ(r.note,
+            "iptables -S failed (root needed?); ip6tables not installed; nft not installed");
+}
+
 }  // namespace
 }  // namespace rdmacheck

@@ -30,6 +30,7 @@ std::filesystem::path FsRoot::host_path(const std::string& abs) const {
 }
 
 Result<std::string> FsRoot::read(const std::string& abs) const {
+  seen(abs, FsObserver::Access::kRead);
   const auto path = host_path(abs);
   std::ifstream in(path, std::ios::binary);
   if (!in) return errno_error("open", path.string());
@@ -54,11 +55,13 @@ std::optional<std::string> FsRoot::read_line(const std::string& abs) const {
 }
 
 bool FsRoot::exists(const std::string& abs) const {
+  seen(abs, FsObserver::Access::kExists);
   std::error_code ec;
   return std::filesystem::exists(host_path(abs), ec);
 }
 
 std::vector<std::string> FsRoot::list(const std::string& abs) const {
+  seen(abs, FsObserver::Access::kList);
   std::vector<std::string> names;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(host_path(abs), ec)) {
@@ -69,10 +72,23 @@ std::vector<std::string> FsRoot::list(const std::string& abs) const {
 }
 
 std::optional<std::string> FsRoot::link_target(const std::string& abs) const {
+  seen(abs, FsObserver::Access::kLink);
   std::error_code ec;
   auto target = std::filesystem::read_symlink(host_path(abs), ec);
   if (ec) return std::nullopt;
   return target.filename().string();
+}
+
+std::optional<std::string> FsRoot::resolve(const std::string& abs) const {
+  seen(abs, FsObserver::Access::kLink);
+  std::error_code ec;
+  const auto real = std::filesystem::canonical(host_path(abs), ec);
+  if (ec) return std::nullopt;
+  const auto base = std::filesystem::canonical(root_, ec);
+  if (ec) return std::nullopt;
+  const auto rel = real.lexically_relative(base);
+  if (rel.empty() || *rel.begin() == "..") return std::nullopt;
+  return rel == "." ? std::string("/") : "/" + rel.string();
 }
 
 }  // namespace rdmacheck

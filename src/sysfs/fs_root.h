@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,15 @@
 #include "base/result.h"
 
 namespace rdmacheck {
+
+// Told about every machine path an FsRoot looks at, so `doctor --capture`
+// can copy exactly the files the checks read.
+class FsObserver {
+ public:
+  enum class Access { kRead, kList, kExists, kLink };
+  virtual ~FsObserver() = default;
+  virtual void seen(const std::string& abs, Access how) = 0;
+};
 
 class FsRoot {
  public:
@@ -33,9 +43,20 @@ class FsRoot {
   [[nodiscard]] std::vector<std::string> list(const std::string& abs) const;
   // Target of a symbolic link's last component ("../../devices/pci0000:00/..." -> "0000:00:03.0").
   [[nodiscard]] std::optional<std::string> link_target(const std::string& abs) const;
+  // The machine path after following every symbolic link ("/sys/class/infiniband/mlx5_0/device"
+  // -> "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0"); nullopt when it does not exist or
+  // leads outside the root.
+  [[nodiscard]] std::optional<std::string> resolve(const std::string& abs) const;
+
+  // Every later access through this FsRoot (and its copies) is reported to observer.
+  void observe(std::shared_ptr<FsObserver> observer) { observer_ = std::move(observer); }
 
  private:
+  void seen(const std::string& abs, FsObserver::Access how) const {
+    if (observer_) observer_->seen(abs, how);
+  }
   std::filesystem::path root_;
+  std::shared_ptr<FsObserver> observer_;
 };
 
 std::string trim(std::string s);

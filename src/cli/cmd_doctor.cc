@@ -1,0 +1,79 @@
+#include <cstdio>
+#include <memory>
+
+#include "base/version.h"
+#include "cli/command.h"
+#include "doctor/capture.h"
+#include "doctor/doctor.h"
+
+namespace rdmacheck::cli {
+namespace {
+
+int capture(const std::string& dir, bool json) {
+  if (auto st = doctor::prepare_capture_dir(dir); !st) {
+    std::fprintf(stderr, "rdmacheck: error: %s\n", st.error().message().c_str());
+    return 2;
+  }
+  FsRoot fs("/");
+  auto rec = std::make_shared<doctor::PathRecorder>();
+  fs.observe(rec);
+  doctor::RecordingSources src(doctor::live_sources(fs));
+  const auto report = doctor::run_doctor(fs, src);
+  (void)src.qps();  // so `rdmacheck qps --root DIR` replays too
+  auto files = src.files();
+  files["doctor"] = doctor::to_json(report);
+  files["manifest"] = {
+      {"made_by", std::string("rdmacheck ") + kVersionString + " doctor --capture"},
+      {"hostname", report.hostname},
+      {"kernel", report.kernel},
+      {"created_unix", static_cast<long long>(::time(nullptr))},
+      {"replay", "rdmacheck doctor --root " + dir}};
+  auto copied = doctor::copy_recorded(*rec, dir);
+  auto st = copied ? doctor::write_capture_files(dir, files) : Status(copied.error());
+  if (!st) {
+    std::fprintf(stderr, "rdmacheck: error: capture: %s\n", st.error().message().c_str());
+    return 2;
+  }
+  std::fputs(doctor::render(report, json).c_str(), stdout);
+  std::fprintf(stderr,
+               "captured %d files and %zu source answers into %s (replay: rdmacheck doctor "
+               "--root %s)\n",
+               *copied, files.size(), dir.c_str(), dir.c_str());
+  return report.exit_status();
+}
+
+}  // namespace
+
+Runner attach_doctor(CLI::App& app) {
+  struct Opts {
+    bool json = false;
+    std::string root;
+    std::string capture;
+  };
+  auto o = std::make_shared<Opts>();
+  app.add_flag("--json", o->json, "print the report as JSON");
+  app.add_option("--root", o->root,
+                 "replay a capture: read files under DIR and the captured ethtool, address, DCB, "
+                 "firewall and verbs answers from DIR/capture (also $RDMACHECK_ROOT)")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--capture", o->capture,
+                 "also copy every file the checks read, and the other sources' answers, into "
+                 "DIR (new or empty) for a bug report")
+      ->excludes("--root");
+  app.footer(
+      "Checks, grouped by layer: RDMA devices and user space, port and physical state, GID table\n"
+      "vs the netdev's addresses, netdev link speed vs its capability, locked-memory limit,\n"
+      "packet filter (UDP 4791), MTU, PCIe link, NUMA node, CPU governor and C-states,\n"
+      "PFC/ECN, hardware error counters. Each finding has a stable id, evidence and a fix.\n"
+      "Exit status: 0 nothing at warn or above, 1 warnings, 2 failures (or bad usage).");
+  return [o]() {
+    if (!o->capture.empty()) return capture(o->capture, o->json);
+    const FsRoot fs = FsRoot::from_option(o->root);
+    auto src = doctor::sources_for(fs);
+    const auto report = doctor::run_doctor(fs, *src);
+    std::fputs(doctor::render(report, o->json).c_str(), stdout);
+    return report.exit_status();
+  };
+}
+
+}  // namespace rdmacheck::cli

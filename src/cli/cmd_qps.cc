@@ -1,0 +1,37 @@
+#include <cstdio>
+#include <memory>
+
+#include "cli/command.h"
+#include "doctor/sources.h"
+#include "qps/qps.h"
+
+namespace rdmacheck::cli {
+
+Runner attach_qps(CLI::App& app) {
+  struct Opts {
+    bool json = false;
+    std::string root;
+  };
+  auto o = std::make_shared<Opts>();
+  app.add_flag("--json", o->json, "print the QPs as JSON");
+  app.add_option("--root", o->root,
+                 "replay the QPs of a 'doctor --capture' directory (also $RDMACHECK_ROOT)")
+      ->check(CLI::ExistingDirectory);
+  app.footer(
+      "Lists every QP the kernel tracks (RDMA netlink, like 'rdma res show qp'): device/port,\n"
+      "QPN, peer QPN, type, state, PID and command; QPs in INIT, RTR or ERR are marked.\n"
+      "Exit status: 0 all QPs fine, 1 a QP in ERR, 2 the QP list could not be read.");
+  return [o]() {
+    const FsRoot fs = FsRoot::from_option(o->root);
+    const auto report = qps::make_report(doctor::sources_for(fs)->qps());
+    if (report.error && !o->json) {
+      std::fprintf(stderr, "rdmacheck: error: cannot list QPs: %s\n",
+                   qps::explain(*report.error).c_str());
+      return report.exit_status();
+    }
+    std::fputs(qps::render(report, o->json).c_str(), stdout);
+    return report.exit_status();
+  };
+}
+
+}  // namespace rdmacheck::cli

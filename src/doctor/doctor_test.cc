@@ -1,0 +1,105 @@
+#include "doctor/doctor.h"
+
+#include <gtest/gtest.h>
+
+#include "doctor/test_fixture.h"
+
+namespace rdmacheck::doctor {
+namespace {
+
+using namespace testing;
+
+// The finding ids doctor promises, each produced by at least one fixture.
+const std::vector<std::string> kPromised = {
+    "no-rdma-device",        "port-down",
+    "gid-roce-v1-only",      "link-speed-below-capability",
+    "pcie-link-downgraded",  "pcie-bandwidth-below-port-rate",
+    "mtu-not-jumbo",         "cpu-governor-powersave",
+    "memlock-too-low",       "firewall-blocks-roce",
+    "error-counters-nonzero"};
+
+std::set<std::string> report_ids(const std::string& fixture) {
+  const Fixture fx(fixture);
+  const auto r = run_doctor(fx.fs(), fx.src());
+  std::set<std::string> out;
+  for (const auto& f : r.findings()) out.insert(f.id);
+  return out;
+}
+
+TEST(Doctor, EveryPromisedIdComesFromSomeFixture) {
+  std::set<std::string> seen;
+  for (const char* name :
+       {"no-rdma-vm", "mlx5-gen3x8", "mlx4-degraded", "rxe-lab-doctor-firewall"}) {
+    const auto ids_here = report_ids(name);
+    seen.insert(ids_here.begin(), ids_here.end());
+  }
+  for (const auto& id : kPromised) EXPECT_TRUE(seen.count(id)) << id;
+}
+
+TEST(Doctor, HealthyFixturesHaveNoneOfThem) {
+  for (const char* name : {"mlx5-healthy", "rxe-lab-doctor-healthy"}) {
+    const Fixture fx(name);
+    const auto r = run_doctor(fx.fs(), fx.src());
+    for (const auto& f : r.findings()) {
+      EXPECT_LT(f.severity, Severity::kWarn) << name << ": " << f.id;
+      // Soft-RoCE on a 1500-byte netdev is told, as a note, what MTU it gets.
+      if (std::string(name) == "rxe-lab-doctor-healthy" && f.id == "mtu-not-jumbo") continue;
+      EXPECT_EQ(std::count(kPromised.begin(), kPromised.end(), f.id), 0) << name << ": " << f.id;
+    }
+    EXPECT_EQ(r.exit_status(), 0) << name;
+  }
+}
+
+TEST(Doctor, ExitStatusFollowsTheWorstFinding) {
+  const auto status = [](const char* name) {
+    const Fixture fx(name);
+    return run_doctor(fx.fs(), fx.src()).exit_status();
+  };
+  EXPECT_EQ(status("mlx5-gen3x8"), 1);
+  EXPECT_EQ(status("mlx4-degraded"), 2);
+  EXPECT_EQ(status("no-rdma-vm"), 2);
+  EXPECT_EQ(status("rxe-lab-doctor-firewall"), 2);
+}
+
+TEST(Doctor, TextAndJsonCarryTheSameReport) {
+  const Fixture fx("mlx5-gen3x8");
+  const auto r = run_doctor(fx.fs(), fx.src());
+  const auto j = nlohmann::json::parse(render(r, true));
+  const std::string text = render(r, false);
+  EXPECT_EQ(j["host"]["hostname"], "cx5-gen3");
+  EXPECT_EQ(j["summary"]["exit"], 1);
+  EXPECT_EQ(j["findings"].size(), r.findings().size());
+  for (const auto& f : j["findings"]) {
+    EXPECT_NE(text.find(f["id"].get<std::string>() + ": " + f["summary"].get<std::string>()),
+              std::string::npos)
+        << f["id"];
+  }
+  for (const auto& c : j["checks"]) {
+    EXPECT_NE(text.find(c["check"].get<std::string>()), std::string::npos);
+    for (const auto& [k, v] : c["facts"].items()) EXPECT_NE(text.find(k), std::string::npos) << k;
+  }
+  // Grouped by layer, in order.
+  const auto dev = text.find("DEVICE LAYER");
+  const auto conn = text.find("CONNECTION LAYER");
+  const auto perf = text.find("PERFORMANCE LAYER");
+  EXPECT_LT(dev, conn);
+  EXPECT_LT(conn, perf);
+  EXPECT_NE(text.find("0 failures, 6 warnings, 3 notes (exit status 1)"), std::string::npos)
+      << text;
+}
+
+// A lab capture replays to what doctor reported when it made the capture.
+TEST(Doctor, LabCaptureReplaysToItsOwnReport) {
+  for (const char* name : {"rxe-lab-doctor-healthy", "rxe-lab-doctor-firewall"}) {
+    const Fixture fx(name);
+    const auto replay = to_json(run_doctor(fx.fs(), fx.src()));
+    const auto text = fx.fs().read("/capture/doctor.json");
+    ASSERT_TRUE(text.ok()) << name;
+    const auto original = nlohmann::json::parse(*text);
+    EXPECT_EQ(replay["findings"], original["findings"]) << name;
+    EXPECT_EQ(replay["summary"], original["summary"]) << name;
+  }
+}
+
+}  // namespace
+}  // namespace rdmacheck::doctor

@@ -1,0 +1,137 @@
+// One walk over a DoctorReport renders it: as text grouped by layer, or as
+// the JSON document with the same checks, facts and findings.
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "doctor/doctor.h"
+
+namespace rdmacheck::doctor {
+namespace {
+
+std::string fact_text(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "-";
+  if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+  if (v.is_array()) {
+    if (v.empty()) return "none";
+    std::string out;
+    for (const auto& e : v) out += (out.empty() ? "" : ", ") + fact_text(e);
+    return out;
+  }
+  if (v.is_object()) {
+    if (v.empty()) return "none";
+    std::string out;
+    for (const auto& [k, e] : v.items()) out += (out.empty() ? "" : ", ") + k + " " + fact_text(e);
+    return out;
+  }
+  return v.dump();
+}
+
+std::string upper(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), ::toupper);
+  return s;
+}
+
+// Renders text or JSON; the report is walked once, each element emitted in the chosen form.
+class Emitter {
+ public:
+  explicit Emitter(bool json) : json_(json) {}
+
+  void header(const DoctorReport& r) {
+    if (json_) {
+      doc_["host"] = {{"hostname", r.hostname}, {"kernel", r.kernel}, {"root", r.root}};
+      doc_["checks"] = nlohmann::json::array();
+      doc_["findings"] = nlohmann::json::array();
+      return;
+    }
+    text_ += fmt::format("rdmacheck doctor: {} (kernel {}){}\n",
+                         r.hostname.empty() ? "?" : r.hostname, r.kernel.empty() ? "?" : r.kernel,
+                         r.root == "/" ? "" : ", replaying the capture in " + r.root);
+  }
+
+  void layer(Layer l) {
+    if (!json_) text_ += fmt::format("\n{} LAYER\n", upper(layer_name(l)));
+  }
+
+  void check(const CheckResult& c) {
+    if (json_) {
+      nlohmann::json facts = nlohmann::json::object();
+      for (const auto& [k, v] : c.facts) facts[k] = v;
+      nlohmann::json ids = nlohmann::json::array();
+      for (const auto& f : c.findings) ids.push_back(f.id);
+      doc_["checks"].push_back({{"check", c.check},
+                                {"layer", layer_name(c.layer)},
+                                {"subject", c.subject},
+                                {"status", severity_name(c.status())},
+                                {"facts", facts},
+                                {"findings", ids}});
+      for (const auto& f : c.findings) doc_["findings"].push_back(rdmacheck::to_json(f));
+      return;
+    }
+    text_ +=
+        fmt::format("  [{:<4}] {:<12} {}\n", upper(severity_name(c.status())), c.check, c.subject);
+    for (const auto& [k, v] : c.facts) {
+      const std::string t = fact_text(v);
+      if (v.is_array() && t.size() > 70) {  // long lists (the GID table): one entry a line
+        text_ += fmt::format("           {}\n", k);
+        for (const auto& e : v) text_ += fmt::format("             {}\n", fact_text(e));
+      } else {
+        text_ += fmt::format("           {:<22} {}\n", k, t);
+      }
+    }
+    for (const auto& f : c.findings) {
+      std::string block = format_finding(f);
+      text_ += "         ";
+      for (size_t i = 0; i < block.size(); ++i) {
+        text_ += block[i];
+        if (block[i] == '\n' && i + 1 < block.size()) text_ += "         ";
+      }
+    }
+  }
+
+  void summary(const DoctorReport& r) {
+    int n[4] = {0, 0, 0, 0};
+    for (const auto& f : r.findings()) ++n[static_cast<int>(f.severity)];
+    const int fails = n[static_cast<int>(Severity::kFail)];
+    const int warns = n[static_cast<int>(Severity::kWarn)];
+    const int infos = n[static_cast<int>(Severity::kInfo)];
+    if (json_) {
+      doc_["summary"] = {
+          {"fail", fails}, {"warn", warns}, {"info", infos}, {"exit", r.exit_status()}};
+      return;
+    }
+    text_ += fmt::format("\n{} failure{}, {} warning{}, {} note{} (exit status {})\n", fails,
+                         fails == 1 ? "" : "s", warns, warns == 1 ? "" : "s", infos,
+                         infos == 1 ? "" : "s", r.exit_status());
+  }
+
+  nlohmann::json doc() const { return doc_; }
+  std::string out() const { return json_ ? doc_.dump(2) + "\n" : text_; }
+
+ private:
+  bool json_;
+  nlohmann::json doc_;
+  std::string text_;
+};
+
+Emitter emit(const DoctorReport& r, bool json) {
+  Emitter e(json);
+  e.header(r);
+  for (Layer l : {Layer::kDevice, Layer::kConnection, Layer::kPerformance}) {
+    e.layer(l);
+    for (const auto& c : r.checks) {
+      if (c.layer == l) e.check(c);
+    }
+  }
+  e.summary(r);
+  return e;
+}
+
+}  // namespace
+
+std::string render(const DoctorReport& r, bool json) { return emit(r, json).out(); }
+
+nlohmann::json to_json(const DoctorReport& r) { return emit(r, true).doc(); }
+
+}  // namespace rdmacheck::doctor

@@ -1,0 +1,49 @@
+#include "qps/qps.h"
+
+#include <gtest/gtest.h>
+
+#include "doctor/sources.h"
+
+namespace rdmacheck::qps {
+namespace {
+
+const std::string kFixtures = RDMACHECK_FIXTURES;
+
+TEST(Qps, FlagsErrorAndNotReadyQps) {
+  const FsRoot fs(kFixtures + "/mlx5-gen3x8");
+  const auto r = make_report(doctor::replay_sources(fs)->qps());
+  ASSERT_FALSE(r.error);
+  ASSERT_EQ(r.qps.size(), 4u);
+  ASSERT_EQ(r.findings.size(), 2u);
+  EXPECT_EQ(r.findings[0].id, "qp-in-error");
+  EXPECT_EQ(r.findings[0].severity, Severity::kWarn);
+  EXPECT_NE(r.findings[0].evidence[0].find("lqpn 4522"), std::string::npos);
+  EXPECT_EQ(r.findings[1].id, "qp-not-ready");
+  EXPECT_NE(r.findings[1].evidence[0].find("INIT"), std::string::npos);
+  EXPECT_EQ(r.exit_status(), 1);
+  const std::string text = render(r, false);
+  EXPECT_NE(text.find("app_server  <- ERROR"), std::string::npos) << text;
+  EXPECT_NE(text.find("[ib_core]"), std::string::npos);
+  const auto j = nlohmann::json::parse(render(r, true));
+  EXPECT_EQ(j["qps"].size(), 4u);
+  EXPECT_EQ(j["qps"][2]["state"], "ERR");
+  EXPECT_EQ(j["findings"][0]["id"], "qp-in-error");
+}
+
+TEST(Qps, HealthyListHasNoFindings) {
+  const FsRoot fs(kFixtures + "/mlx5-healthy");
+  const auto r = make_report(doctor::replay_sources(fs)->qps());
+  EXPECT_EQ(r.qps.size(), 1u);
+  EXPECT_TRUE(r.findings.empty());
+  EXPECT_EQ(r.exit_status(), 0);
+}
+
+TEST(Qps, AnUnreadableListExitsTwoAndSaysWhy) {
+  const auto r = make_report(Error{"socket(AF_NETLINK)", EPROTONOSUPPORT, "netlink bus 20"});
+  EXPECT_EQ(r.exit_status(), 2);
+  EXPECT_NE(render(r, false).find("ib_core is not loaded"), std::string::npos);
+  EXPECT_FALSE(nlohmann::json::parse(render(r, true))["error"].is_null());
+}
+
+}  // namespace
+}  // namespace rdmacheck::qps

@@ -1,0 +1,59 @@
+#include "sysfs/fs_root.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+namespace rdmacheck {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Log : public FsObserver {
+ public:
+  void seen(const std::string& abs, Access how) override { log[abs] = how; }
+  std::map<std::string, Access> log;
+};
+
+fs::path tree() {
+  const auto d = fs::temp_directory_path() / "rdmacheck-fsroot-test";
+  fs::remove_all(d);
+  fs::create_directories(d / "sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0");
+  fs::create_directories(d / "sys/class/infiniband");
+  std::ofstream(d / "sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/numa_node") << "1\n";
+  fs::create_symlink("../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0",
+                     d / "sys/class/infiniband/mlx5_0");
+  fs::create_symlink("../../../../etc", d / "sys/class/infiniband/escape");
+  return d;
+}
+
+TEST(FsRoot, ResolvesLinksInsideTheRoot) {
+  const FsRoot root(tree());
+  EXPECT_EQ(root.resolve("/sys/class/infiniband/mlx5_0"),
+            "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0");
+  EXPECT_EQ(root.read_line("/sys/class/infiniband/mlx5_0/numa_node"), "1");
+  EXPECT_FALSE(root.resolve("/sys/class/infiniband/escape").has_value());  // leaves the root
+  EXPECT_FALSE(root.resolve("/sys/class/infiniband/absent").has_value());
+  fs::remove_all(root.root());
+}
+
+TEST(FsRoot, ObserverSeesEveryAccessOfCopies) {
+  FsRoot root(tree());
+  auto log = std::make_shared<Log>();
+  root.observe(log);
+  const FsRoot copy = root;  // the observer travels with copies (checks take FsRoot by value)
+  (void)copy.read_line("/sys/class/infiniband/mlx5_0/numa_node");
+  (void)copy.list("/sys/class/infiniband");
+  (void)copy.exists("/sys/module/ib_core");
+  (void)copy.link_target("/sys/class/infiniband/mlx5_0");
+  EXPECT_EQ(log->log.at("/sys/class/infiniband/mlx5_0/numa_node"), FsObserver::Access::kRead);
+  EXPECT_EQ(log->log.at("/sys/class/infiniband"), FsObserver::Access::kList);
+  EXPECT_EQ(log->log.at("/sys/module/ib_core"), FsObserver::Access::kExists);
+  EXPECT_EQ(log->log.at("/sys/class/infiniband/mlx5_0"), FsObserver::Access::kLink);
+  fs::remove_all(root.root());
+}
+
+}  // namespace
+}  // namespace rdmacheck

@@ -1,0 +1,124 @@
+// doctor and qps on the real stack: inside a lab guest, against the kernel's
+// own rxe0, packet filter and RDMA netlink.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "lab/lab_harness.h"
+
+namespace rdmacheck::labtest {
+namespace {
+
+std::set<std::string> id_set(const nlohmann::json& findings) {
+  const auto v = finding_ids(findings);
+  return {v.begin(), v.end()};
+}
+
+const nlohmann::json* check(const nlohmann::json& doc, const std::string& name,
+                            const std::string& subject) {
+  for (const auto& c : doc["checks"]) {
+    if (c["check"] == name && c["subject"] == subject) return &c;
+  }
+  return nullptr;
+}
+
+// A healthy Soft-RoCE guest: nothing at warn or above, so exit 0, and the
+// notes a software device honestly gets (nominal rate, no PCIe, no DCB, no
+// cpufreq in a VM, MTU 1500 -> RoCE MTU 1024).
+TEST(DoctorLab, HealthyGuestReportsRxe0WithHonestNotes) {
+  const auto r = run_lab({"--hosts", "1", "--run", "h1:rdmacheck doctor --json"});
+  ASSERT_EQ(r.exit, 0) << r.console;
+  EXPECT_EQ(run_exit(r, "h1"), 0);
+  const auto& doc = run_output(r, "h1");
+  ASSERT_TRUE(doc.is_object()) << r.console;
+  EXPECT_EQ(doc["summary"]["exit"], 0);
+  EXPECT_EQ(doc["summary"]["fail"], 0);
+  EXPECT_EQ(doc["summary"]["warn"], 0);
+  EXPECT_EQ(id_set(doc["findings"]),
+            (std::set<std::string>{"software-rdma-device", "gid-index-0-not-routable",
+                                   "link-speed-unknown", "memlock-low-but-privileged",
+                                   "mtu-not-jumbo", "pcie-not-applicable", "cpufreq-not-exposed",
+                                   "lossless-not-readable"}))
+      << doc["findings"].dump(2);
+  const auto* port = check(doc, "port-state", "rxe0/1");
+  ASSERT_NE(port, nullptr);
+  EXPECT_EQ((*port)["facts"]["state"], "ACTIVE");
+  EXPECT_EQ((*port)["facts"]["rate"], "2.5 Gb/sec (1X SDR)");
+  const auto* gids = check(doc, "gid-table", "rxe0/1");
+  ASSERT_NE(gids, nullptr);
+  EXPECT_EQ((*gids)["facts"]["gid_index_for_peers_in"]["198.18.0.0/24"], 1);
+  const auto* mtu = check(doc, "mtu", "rxe0/1");
+  ASSERT_NE(mtu, nullptr);
+  EXPECT_EQ((*mtu)["facts"]["active_mtu"], 1024);  // ibv_query_port agrees with 1500 - 96
+  EXPECT_EQ((*mtu)["facts"]["roce_mtu_allowed"], 1024);
+  const auto* fw = check(doc, "firewall", "host");
+  ASSERT_NE(fw, nullptr);
+  EXPECT_EQ((*fw)["facts"]["blocking_rules"], 0);
+  EXPECT_EQ((*fw)["facts"]["source"], "iptables -S");
+}
+
+// The first pitfall: UDP 4791 dropped on h1. doctor names it with the rule,
+// and a capture of that host replays to the same findings.
+TEST(DoctorLab, FirewallIsNamedAndItsCaptureReplays) {
+  const auto r =
+      run_lab({"--hosts", "1", "--setup", "h1:iptables -I INPUT -p udp --dport 4791 -j DROP",
+               "--run", "h1:rdmacheck doctor --json", "--run",
+               "h1:rdmacheck doctor --capture /tmp/cap > /dev/null; "
+               "rdmacheck doctor --root /tmp/cap --json"});
+  EXPECT_EQ(r.exit, 2) << r.console;
+  EXPECT_EQ(run_exit(r, "h1", 0), 2);
+  const auto& live = run_output(r, "h1", 0);
+  ASSERT_TRUE(live.is_object()) << r.console;
+  const auto ids = finding_ids(live["findings"]);
+  ASSERT_EQ(std::count(ids.begin(), ids.end(), "firewall-blocks-roce"), 1) << live.dump(2);
+  for (const auto& f : live["findings"]) {
+    if (f["id"] != "firewall-blocks-roce") continue;
+    EXPECT_EQ(f["severity"], "fail");
+    EXPECT_EQ(f["layer"], "connection");
+    ASSERT_FALSE(f["evidence"].empty());
+    EXPECT_EQ(f["evidence"][0], "iptables -A INPUT -p udp -m udp --dport 4791 -j DROP");
+  }
+  EXPECT_EQ(live["summary"]["fail"], 1);
+  const auto& replay = run_output(r, "h1", 1);
+  ASSERT_TRUE(replay.is_object()) << r.console;
+  EXPECT_EQ(replay["host"]["root"], "/tmp/cap");
+  EXPECT_EQ(finding_ids(replay["findings"]), ids);
+  EXPECT_EQ(replay["summary"], live["summary"]);
+}
+
+// While an RC ping session runs, qps shows its QP in RTS with our PID and
+// command, connected to a remote QPN, next to the kernel's GSI QP.
+TEST(QpsLab, PingSessionShowsOurQpInRts) {
+  const auto r =
+      run_lab({"--run",
+               "h2:rdmacheck ping h1 -c 40 -i 0.2 --timeout 60 --no-ladder > /dev/null & "
+               "sleep 5; rdmacheck qps --json; wait"});
+  ASSERT_EQ(r.exit, 0) << r.console;
+  const auto& doc = run_output(r, "h2");
+  ASSERT_TRUE(doc.is_object()) << r.console;
+  EXPECT_TRUE(doc["error"].is_null());
+  bool gsi = false;
+  bool ours = false;
+  for (const auto& q : doc["qps"]) {
+    EXPECT_EQ(q["device"], "rxe0");
+    if (q["type"] == "GSI") {
+      gsi = true;
+      EXPECT_EQ(q["lqpn"], 1);
+      EXPECT_EQ(q["kernel"], true);
+      EXPECT_EQ(q["state"], "RTS");
+    }
+    if (q["type"] == "RC" && q["comm"] == "rdmacheck") {
+      ours = true;
+      EXPECT_EQ(q["state"], "RTS") << q.dump();
+      EXPECT_EQ(q["port"], 1);
+      EXPECT_TRUE(q["pid"].is_number());
+      EXPECT_TRUE(q["rqpn"].is_number());
+    }
+  }
+  EXPECT_TRUE(gsi) << doc.dump(2);
+  EXPECT_TRUE(ours) << doc.dump(2);
+  EXPECT_TRUE(doc["findings"].empty()) << doc["findings"].dump(2);
+}
+
+}  // namespace
+}  // namespace rdmacheck::labtest
