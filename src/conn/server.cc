@@ -12,6 +12,8 @@
 
 #include "conn/cm_acceptor.h"
 #include "conn/endpoint.h"
+#include "doctor/doctor.h"
+#include "doctor/sources.h"
 #include "host/firewall.h"
 #include "perf/counters.h"
 #include "perf/responder.h"
@@ -160,6 +162,17 @@ void session(int id, Fd sock, std::string peer, const ServerOptions& o, CmAccept
   auto frame = recv_frame(sock, std::min(end, deadline_in(o.handshake_timeout)));
   if (!frame) {
     out.outcome = "no valid handshake: " + frame.error().message();
+    return finish();
+  }
+  if (proto::message_type(*frame) == "doctor-request") {
+    // `check` asks for this host's own view of itself.
+    const FsRoot fs("/");
+    auto sources = doctor::sources_for(fs);
+    const auto report = doctor::run_doctor(fs, *sources);
+    out.test = "doctor";
+    out.outcome = fmt::format("sent {} findings", report.findings().size());
+    (void)send_frame(sock, proto::doctor_report(report.hostname, to_json(report.findings())),
+                     deadline_in(std::chrono::seconds(5)));
     return finish();
   }
   auto hello = proto::parse_hello(*frame);

@@ -430,3 +430,110 @@ Result<Bye> parse_bye(const json& j) {
 }
 
 }  // namespace rdmacheck::proto
+
+namespace rdmacheck::proto {
+namespace {
+
+constexpr size_t kMaxFindings = 256;
+constexpr size_t kMaxEvidence = 32;
+constexpr size_t kMaxText = 1024;
+
+bool kebab(const std::string& s) {
+  if (s.empty() || s.size() > 64) return false;
+  for (char c : s) {
+    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+          c == '-')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Result<std::string> bounded_text(const nlohmann::json& j, const char* key, bool required) {
+  auto it = j.find(key);
+  if (it == j.end()) {
+    if (required) return plain_error("doctor-report", fmt::format("finding.{}: missing", key));
+    return std::string();
+  }
+  if (!it->is_string() || it->get_ref<const std::string&>().size() > kMaxText) {
+    return plain_error("doctor-report", fmt::format("finding.{}: must be a string of at most {} "
+                                                    "characters",
+                                                    key, kMaxText));
+  }
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+nlohmann::json doctor_request() { return {{"type", "doctor-request"}, {"version", kVersion}}; }
+
+nlohmann::json doctor_report(const std::string& hostname, const nlohmann::json& findings) {
+  return {{"type", "doctor-report"},
+          {"version", kVersion},
+          {"hostname", hostname},
+          {"findings", findings}};
+}
+
+Result<DoctorReport> parse_doctor_report(const nlohmann::json& j) {
+  if (auto e = check_type(j, "doctor-report")) return *e;
+  DoctorReport r;
+  auto host = bounded_text(j, "hostname", true);
+  if (!host) return host.error();
+  r.hostname = *host;
+  auto fs = j.find("findings");
+  if (fs == j.end() || !fs->is_array() || fs->size() > kMaxFindings) {
+    return plain_error("doctor-report", fmt::format("findings: must be an array of at most {}",
+                                                    kMaxFindings));
+  }
+  for (const auto& fj : *fs) {
+    if (!fj.is_object()) return plain_error("doctor-report", "finding: must be an object");
+    Finding f;
+    auto id = bounded_text(fj, "id", true);
+    if (!id) return id.error();
+    if (!kebab(*id)) return plain_error("doctor-report", "finding.id: must be kebab-case");
+    f.id = *id;
+    auto sev = bounded_text(fj, "severity", true);
+    if (!sev) return sev.error();
+    bool known = false;
+    for (auto s : {Severity::kOk, Severity::kInfo, Severity::kWarn, Severity::kFail}) {
+      if (*sev == severity_name(s)) {
+        f.severity = s;
+        known = true;
+      }
+    }
+    auto layer = bounded_text(fj, "layer", true);
+    if (!layer) return layer.error();
+    bool known_layer = false;
+    for (auto l : {Layer::kDevice, Layer::kConnection, Layer::kPerformance}) {
+      if (*layer == layer_name(l)) {
+        f.layer = l;
+        known_layer = true;
+      }
+    }
+    if (!known || !known_layer) {
+      return plain_error("doctor-report", "finding: unknown severity or layer");
+    }
+    auto summary = bounded_text(fj, "summary", true);
+    auto fix = bounded_text(fj, "fix", false);
+    if (!summary) return summary.error();
+    if (!fix) return fix.error();
+    f.summary = *summary;
+    f.fix = *fix;
+    auto ev = fj.find("evidence");
+    if (ev != fj.end()) {
+      if (!ev->is_array() || ev->size() > kMaxEvidence) {
+        return plain_error("doctor-report", "finding.evidence: must be a short array");
+      }
+      for (const auto& e : *ev) {
+        if (!e.is_string() || e.get_ref<const std::string&>().size() > kMaxText) {
+          return plain_error("doctor-report", "finding.evidence: must be short strings");
+        }
+        f.evidence.push_back(e.get<std::string>());
+      }
+    }
+    r.findings.push_back(std::move(f));
+  }
+  return r;
+}
+
+}  // namespace rdmacheck::proto

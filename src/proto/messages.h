@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "findings/finding.h"
 
 namespace rdmacheck::proto {
 
@@ -121,5 +122,20 @@ std::string error_text(const nlohmann::json& j);
 bool valid_gid_text(const std::string& gid);
 nlohmann::json to_json(const HostFacts& f);
 nlohmann::json to_json(const std::vector<Step>& steps);
+
+}  // namespace rdmacheck::proto
+
+namespace rdmacheck::proto {
+
+// `check` asks the server for its own doctor findings: {"type":"doctor-request"}
+// answered by {"type":"doctor-report","hostname":..,"findings":[..]}.
+nlohmann::json doctor_request();
+nlohmann::json doctor_report(const std::string& hostname, const nlohmann::json& findings);
+struct DoctorReport {
+  std::string hostname;
+  std::vector<Finding> findings;
+};
+// Validates every finding: kebab-case id, known severity and layer, bounded texts.
+Result<DoctorReport> parse_doctor_report(const nlohmann::json& j);
 
 }  // namespace rdmacheck::proto

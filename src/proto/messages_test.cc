@@ -157,3 +157,31 @@ TEST(Messages, ByeCountersAreNamedCounts) {
 
 }  // namespace
 }  // namespace rdmacheck::proto
+
+namespace rdmacheck::proto {
+namespace {
+
+TEST(Messages, DoctorReportIsValidatedFindingByFinding) {
+  Finding f{"firewall-blocks-roce", Severity::kFail, Layer::kConnection, "drops UDP 4791"};
+  f.evidence = {"-A INPUT -p udp -m udp --dport 4791 -j DROP"};
+  auto r = parse_doctor_report(doctor_report("h1", rdmacheck::to_json(std::vector<Finding>{f})));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->hostname, "h1");
+  ASSERT_EQ(r->findings.size(), 1u);
+  EXPECT_EQ(r->findings[0].severity, Severity::kFail);
+  EXPECT_EQ(r->findings[0].layer, Layer::kConnection);
+
+  auto bad = doctor_report("h1", rdmacheck::to_json(std::vector<Finding>{f}));
+  bad["findings"][0]["id"] = "Not Kebab";
+  EXPECT_FALSE(parse_doctor_report(bad).ok());
+  bad = doctor_report("h1", rdmacheck::to_json(std::vector<Finding>{f}));
+  bad["findings"][0]["severity"] = "catastrophic";
+  EXPECT_FALSE(parse_doctor_report(bad).ok());
+  bad = doctor_report("h1", rdmacheck::to_json(std::vector<Finding>{f}));
+  bad["findings"][0]["evidence"] = nlohmann::json::array({std::string(5000, 'x')});
+  EXPECT_FALSE(parse_doctor_report(bad).ok());
+  EXPECT_FALSE(parse_doctor_report(error_message("busy")).ok());
+}
+
+}  // namespace
+}  // namespace rdmacheck::proto

@@ -1,0 +1,252 @@
+#include "check/check.h"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "doctor/doctor.h"
+#include "doctor/sources.h"
+#include "net/tcp.h"
+#include "sysfs/fs_root.h"
+
+namespace rdmacheck::check {
+namespace {
+
+using Millis = std::chrono::duration<double, std::milli>;
+using std::chrono::milliseconds;
+
+std::string hostname() {
+  char h[256] = {};
+  ::gethostname(h, sizeof h - 1);
+  return h;
+}
+
+// Adds f to the layer; the same id from another source adds its evidence
+// to the finding already there instead of a second copy.
+void merge(LayerReport& layer, Finding f) {
+  for (auto& have : layer.findings) {
+    if (have.id != f.id) continue;
+    for (auto& e : f.evidence) {
+      have.evidence.push_back(f.host.empty() ? e : fmt::format("{} (from {}'s doctor)", e, f.host));
+    }
+    have.severity = std::max(have.severity, f.severity);
+    return;
+  }
+  layer.findings.push_back(std::move(f));
+}
+
+LayerReport& layer(CheckReport& r, Layer l) { return r.layers[static_cast<size_t>(l)]; }
+
+// The server's own doctor findings, asked over the handshake.
+std::optional<proto::DoctorReport> ask_peer_doctor(const CheckOptions& o, Deadline d) {
+  auto sock = tcp_connect(o.host, o.tcp_port, std::min(d, deadline_in(std::chrono::seconds(5))));
+  if (!sock) return std::nullopt;
+  if (!send_frame(*sock, proto::doctor_request(), d)) return std::nullopt;
+  auto reply = recv_frame(*sock, d, 1u << 20);
+  if (!reply) return std::nullopt;
+  auto rep = proto::parse_doctor_report(*reply);
+  if (!rep) return std::nullopt;
+  return *rep;
+}
+
+// The baseline (or, with --full, every operation and size) of layer 3.
+std::vector<perf::Spec> perf_plan(const CheckOptions& o) {
+  std::vector<perf::Spec> plan;
+  auto bw = [](perf::Op op, std::vector<uint32_t> sizes) {
+    perf::Spec s;
+    s.kind = perf::Kind::kBw;
+    s.op = op;
+    s.sizes = std::move(sizes);
+    s.iterations = 0;
+    s.duration_s = 2;
+    s.warmup_s = 0.5;
+    return s;
+  };
+  auto lat = [](perf::Op op, std::vector<uint32_t> sizes) {
+    perf::Spec s;
+    s.kind = perf::Kind::kLat;
+    s.op = op;
+    s.sizes = std::move(sizes);
+    s.iterations = 200;
+    s.tx_depth = 1;
+    return s;
+  };
+  if (o.full) {
+    const auto big = perf::all_sizes(1u << 20);
+    const auto small = perf::all_sizes(4096);
+    for (auto op : {perf::Op::kWrite, perf::Op::kRead, perf::Op::kSend}) plan.push_back(bw(op, big));
+    for (auto op : {perf::Op::kWrite, perf::Op::kSend, perf::Op::kRead}) {
+      plan.push_back(lat(op, small));
+    }
+    return plan;
+  }
+  plan.push_back(bw(perf::Op::kWrite, {65536}));
+  plan.push_back(lat(perf::Op::kWrite, {64}));
+  plan.push_back(lat(perf::Op::kSend, {64}));
+  plan.push_back(bw(perf::Op::kRead, {65536}));
+  return plan;
+}
+
+void finish_layer(LayerReport& l, Clock::time_point t0) {
+  l.status = status_of(l.findings);
+  l.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void not_run(CheckReport& r, size_t from, const std::string& why) {
+  for (size_t i = from; i < r.layers.size(); ++i) {
+    r.layers[i].status = LayerStatus::kNotRun;
+    r.layers[i].not_run_reason = why;
+  }
+}
+
+}  // namespace
+
+CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
+  CheckReport r;
+  r.options = o;
+  for (auto l : {Layer::kDevice, Layer::kConnection, Layer::kPerformance}) {
+    r.layers.push_back(LayerReport{l});
+  }
+  const auto start = Clock::now();
+  const Deadline end = start + o.timeout;
+  const std::string me = hostname();
+  auto expired = [&](const std::string& step) {
+    if (Clock::now() < end && !stop.load()) return false;
+    r.expired_in = stop.load() ? step + " (interrupted)" : step;
+    return true;
+  };
+  auto done = [&]() {
+    r.elapsed_ms = Millis(Clock::now() - start).count();
+    return r;
+  };
+
+  // Layer 1: both hosts' doctors. Their connection- and performance-layer
+  // findings wait for the layers that prove them.
+  auto t1 = Clock::now();
+  const FsRoot fs("/");
+  auto sources = doctor::sources_for(fs);
+  const auto local_doc = doctor::run_doctor(fs, *sources);
+  r.local_doctor = doctor::to_json(local_doc);
+  std::vector<Finding> deferred;
+  for (auto f : local_doc.findings()) {
+    f.host = me;
+    if (f.layer == Layer::kDevice) {
+      merge(layer(r, Layer::kDevice), std::move(f));
+    } else {
+      deferred.push_back(std::move(f));
+    }
+  }
+  if (expired("the device layer")) {
+    not_run(r, 0, "the deadline passed during " + r.expired_in);
+    return done();
+  }
+  if (auto peer = ask_peer_doctor(o, std::min(end, deadline_in(std::chrono::seconds(30))))) {
+    r.peer_doctor = to_json(peer->findings);
+    for (auto f : peer->findings) {
+      f.host = peer->hostname;
+      if (f.layer == Layer::kDevice) {
+        merge(layer(r, Layer::kDevice), std::move(f));
+      } else {
+        deferred.push_back(std::move(f));
+      }
+    }
+  }
+  finish_layer(layer(r, Layer::kDevice), t1);
+  if (layer(r, Layer::kDevice).status == LayerStatus::kFail) {
+    not_run(r, 1, "the device layer failed");
+    return done();
+  }
+
+  // Layer 2: RC ping with the size ladder, UD ping, rdma_cm.
+  auto t2 = Clock::now();
+  std::vector<conn::PingOptions> pings;
+  conn::PingOptions rc;
+  rc.host = o.host;
+  rc.tcp_port = o.tcp_port;
+  rc.device = o.device;
+  rc.ib_port = o.ib_port;
+  rc.gid_index = o.gid_index;
+  rc.count = 5;
+  rc.interval_s = 0.05;
+  pings.push_back(rc);
+  conn::PingOptions ud = rc;
+  ud.transport = "ud";
+  pings.push_back(ud);
+  if (o.cm) {
+    conn::PingOptions cm = rc;
+    cm.cm = true;
+    cm.ladder = false;
+    pings.push_back(cm);
+  }
+  for (auto& p : pings) {
+    if (expired(fmt::format("the {} ping", p.cm ? "rdma_cm" : p.transport))) break;
+    p.timeout = std::min(milliseconds(15000), milliseconds(std::max(ms_left(end), 1)));
+    r.pings.push_back(conn::run_ping(p));
+    const auto& rep = r.pings.back();
+    if (!r.local && rep.obs.local) r.local = rep.obs.local;
+    if (!r.peer && rep.obs.peer) r.peer = rep.obs.peer;
+    for (auto f : rep.findings) merge(layer(r, Layer::kConnection), std::move(f));
+    for (const auto& w : rep.warnings) {
+      Finding f{"ping-warning", Severity::kWarn, Layer::kConnection, w};
+      merge(layer(r, Layer::kConnection), std::move(f));
+    }
+    if (rep.obs.failed != conn::Stage::kDone) break;  // the first failure says enough
+  }
+  if (r.local && r.peer) {
+    for (auto f : compare_hosts(*r.local, *r.peer, o.host)) merge(layer(r, Layer::kDevice), f);
+    layer(r, Layer::kDevice).status = status_of(layer(r, Layer::kDevice).findings);
+  }
+  for (auto& f : deferred) {
+    if (f.layer == Layer::kConnection) merge(layer(r, Layer::kConnection), f);
+  }
+  finish_layer(layer(r, Layer::kConnection), t2);
+  if (!r.expired_in.empty()) {
+    layer(r, Layer::kConnection).status = LayerStatus::kFail;
+    not_run(r, 2, "the deadline passed during " + r.expired_in);
+    return done();
+  }
+  if (layer(r, Layer::kConnection).status == LayerStatus::kFail) {
+    not_run(r, 2, "the connection layer failed");
+    return done();
+  }
+
+  // Layer 3: the baseline.
+  if (o.quick) {
+    not_run(r, 2, "--quick");
+    return done();
+  }
+  auto t3 = Clock::now();
+  for (const auto& spec : perf_plan(o)) {
+    if (expired(fmt::format("{} {}", perf::op_name(spec.op), perf::kind_name(spec.kind)))) break;
+    perf::PerfOptions po;
+    po.host = o.host;
+    po.tcp_port = o.tcp_port;
+    po.device = o.device;
+    po.ib_port = o.ib_port;
+    po.gid_index = o.gid_index;
+    po.spec = spec;
+    po.timeout = milliseconds(std::max(ms_left(end), 1));
+    r.perf.push_back(perf::run_perf(po, stop));
+    const auto& rep = r.perf.back();
+    for (auto f : rep.findings) merge(layer(r, Layer::kPerformance), std::move(f));
+    if (!rep.ok) {
+      if (worst(rep.findings) != Severity::kFail) {
+        Finding f{"perf-test-failed", Severity::kFail, Layer::kPerformance,
+                  fmt::format("the {} {} test failed at {}", perf::op_name(spec.op),
+                              perf::kind_name(spec.kind), rep.failed_stage)};
+        f.evidence.push_back(rep.error);
+        merge(layer(r, Layer::kPerformance), std::move(f));
+      }
+      break;
+    }
+  }
+  for (auto& f : deferred) {
+    if (f.layer == Layer::kPerformance) merge(layer(r, Layer::kPerformance), f);
+  }
+  finish_layer(layer(r, Layer::kPerformance), t3);
+  if (!r.expired_in.empty()) layer(r, Layer::kPerformance).status = LayerStatus::kFail;
+  return done();
+}
+
+}  // namespace rdmacheck::check

@@ -1,0 +1,71 @@
+// `rdmacheck check HOST`: the whole three-layer test in one command. Layer 1
+// (device): this host's doctor, the server's doctor (asked over the
+// handshake) and a comparison of the two sides. Layer 2 (connection): RC
+// ping with the size ladder, UD ping, and rdma_cm with --cm. Layer 3
+// (performance): a short baseline with counters and a verdict. Stops at the
+// first failed layer; bounded by one deadline. Measures only; report.h prints.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "conn/ping.h"
+#include "findings/finding.h"
+#include "perf/client.h"
+#include "proto/messages.h"
+
+namespace rdmacheck::check {
+
+struct CheckOptions {
+  std::string host;
+  uint16_t tcp_port = proto::kDefaultPort;
+  std::string device;
+  int ib_port = 0;
+  int gid_index = -1;
+  bool cm = false;     // also bring up an rdma_cm connection
+  bool quick = false;  // skip the performance layer
+  bool full = false;   // every operation and size in the performance layer
+  std::chrono::seconds timeout{180};
+};
+
+enum class LayerStatus { kPass, kWarn, kFail, kNotRun };
+const char* layer_status_name(LayerStatus s);  // "PASS", "WARN", "FAIL", "NOT RUN"
+
+struct LayerReport {
+  Layer layer = Layer::kDevice;
+  LayerStatus status = LayerStatus::kNotRun;
+  std::string not_run_reason;
+  std::vector<Finding> findings;
+  double seconds = 0;
+};
+
+struct CheckReport {
+  CheckOptions options;
+  std::vector<LayerReport> layers;  // device, connection, performance
+  nlohmann::json local_doctor;      // doctor::to_json of this host
+  nlohmann::json peer_doctor;       // the server's, as it sent it (null when unavailable)
+  std::optional<proto::HostFacts> local;
+  std::optional<proto::HostFacts> peer;
+  std::vector<conn::PingReport> pings;  // RC (+ladder), UD, rdma_cm
+  std::vector<perf::PerfReport> perf;
+  std::string expired_in;  // the step that was running when the deadline passed
+  double elapsed_ms = 0;
+};
+
+CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop);
+
+// Pure pieces (tested): a layer's status from its findings, the comparison of
+// both hosts' facts, and the overall exit status.
+LayerStatus status_of(const std::vector<Finding>& fs);
+std::vector<Finding> compare_hosts(const proto::HostFacts& local, const proto::HostFacts& peer,
+                                   const std::string& peer_name);
+int exit_status(const CheckReport& r);
+// The most important findings first: failures, then warnings, by layer.
+std::vector<Finding> top_findings(const CheckReport& r, size_t n);
+
+}  // namespace rdmacheck::check

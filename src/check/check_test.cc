@@ -1,0 +1,80 @@
+#include "check/check.h"
+
+#include <gtest/gtest.h>
+
+#include "check/report.h"
+
+namespace rdmacheck::check {
+namespace {
+
+proto::HostFacts facts(int netdev_mtu, const std::string& gid_type, double rate) {
+  proto::HostFacts f;
+  f.hostname = "h";
+  f.version = "0.1.0";
+  f.netdev_mtu = netdev_mtu;
+  f.active_mtu = netdev_mtu >= 4200 ? 4096 : 1024;
+  f.gid_type = gid_type;
+  f.rate_gbps = rate;
+  return f;
+}
+
+std::vector<std::string> ids(const std::vector<Finding>& fs) {
+  std::vector<std::string> out;
+  for (const auto& f : fs) out.push_back(f.id);
+  return out;
+}
+
+TEST(Check, IdenticalHostsCompareClean) {
+  EXPECT_TRUE(compare_hosts(facts(1500, "RoCE v2", 100), facts(1500, "RoCE v2", 100), "h1").empty());
+}
+
+TEST(Check, ComparisonNamesEachDifference) {
+  auto peer = facts(9000, "RoCE v1", 25);
+  peer.version = "0.2.0";
+  const auto fs = compare_hosts(facts(1500, "RoCE v2", 100), peer, "h1");
+  EXPECT_EQ(ids(fs), (std::vector<std::string>{"mtu-mismatch", "gid-type-mismatch",
+                                                "link-rate-mismatch", "version-mismatch"}));
+  EXPECT_EQ(fs[0].severity, Severity::kWarn);
+  EXPECT_EQ(fs[1].severity, Severity::kFail);
+  EXPECT_NE(fs[0].evidence[0].find("1500 here, 9000 on h1"), std::string::npos);
+}
+
+TEST(Check, LayerStatusAndExitStatus) {
+  EXPECT_EQ(status_of({}), LayerStatus::kPass);
+  EXPECT_EQ(status_of({Finding{"a", Severity::kInfo}}), LayerStatus::kPass);
+  EXPECT_EQ(status_of({Finding{"a", Severity::kWarn}}), LayerStatus::kWarn);
+  EXPECT_EQ(status_of({Finding{"a", Severity::kWarn}, Finding{"b", Severity::kFail}}),
+            LayerStatus::kFail);
+  CheckReport r;
+  r.layers = {LayerReport{Layer::kDevice, LayerStatus::kWarn},
+              LayerReport{Layer::kConnection, LayerStatus::kPass},
+              LayerReport{Layer::kPerformance, LayerStatus::kNotRun, "--quick"}};
+  EXPECT_EQ(exit_status(r), 1);
+  r.layers[1].status = LayerStatus::kFail;
+  EXPECT_EQ(exit_status(r), 2);
+  r.layers[1].status = LayerStatus::kPass;
+  r.expired_in = "write bw";
+  EXPECT_EQ(exit_status(r), 2);
+}
+
+TEST(Check, TopFindingsPutFailuresFirst) {
+  CheckReport r;
+  r.layers = {LayerReport{Layer::kDevice, LayerStatus::kWarn, "",
+                          {Finding{"mtu-not-jumbo", Severity::kWarn}, Finding{"x", Severity::kInfo}}},
+              LayerReport{Layer::kConnection, LayerStatus::kFail, "",
+                          {Finding{"firewall-blocks-roce", Severity::kFail}}},
+              LayerReport{Layer::kPerformance, LayerStatus::kNotRun, "the connection layer failed"}};
+  EXPECT_EQ(ids(top_findings(r, 5)),
+            (std::vector<std::string>{"firewall-blocks-roce", "mtu-not-jumbo"}));
+  const std::string text = format_text(r, false);
+  EXPECT_NE(text.find("== layer 3: performance == NOT RUN (the connection layer failed)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("result: FAIL"), std::string::npos);
+  const auto j = to_json(r);
+  EXPECT_EQ(j["layers"][1]["status"], "FAIL");
+  EXPECT_EQ(j["top_findings"][0]["id"], "firewall-blocks-roce");
+}
+
+}  // namespace
+}  // namespace rdmacheck::check

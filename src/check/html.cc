@@ -1,0 +1,60 @@
+#include "check/html.h"
+
+#include <fmt/core.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "report_js.h"
+
+namespace rdmacheck::check {
+namespace {
+
+// Text placed inside <script> must not close it early.
+std::string script_safe(std::string s) {
+  for (size_t at = 0; (at = s.find("</", at)) != std::string::npos; at += 3) s.replace(at, 2, "<\\/");
+  for (size_t at = 0; (at = s.find("<!--", at)) != std::string::npos; at += 5) s.replace(at, 4, "<\\!--");
+  return s;
+}
+
+constexpr const char* kStyle = R"CSS(
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 60em; color: #222; }
+h1 { font-size: 1.5em; } h2 { border-bottom: 1px solid #ccc; margin-top: 1.5em; }
+table { border-collapse: collapse; margin: .5em 0; } td, th { border: 1px solid #ddd; padding: .2em .6em; text-align: left; }
+.st { font-weight: bold; } .PASS { color: #1a7f37; } .WARN { color: #9a6700; } .FAIL { color: #cf222e; } .NOT-RUN { color: #777; }
+.finding { margin: .6em 0; padding: .4em .6em; border-left: 4px solid #999; background: #f6f8fa; }
+.finding.fail { border-color: #cf222e; } .finding.warn { border-color: #9a6700; } .finding.info { border-color: #0969da; }
+.ev, .fix { font-family: monospace; font-size: .9em; margin-left: 1em; } .chart { margin: .5em 0 1.5em; }
+)CSS";
+
+}  // namespace
+
+std::string render_html(const nlohmann::json& doc, const std::string& chartjs_source) {
+  // ensure_ascii keeps the embedded document plain ASCII whatever the hosts reported.
+  const std::string data = script_safe(doc.dump(-1, ' ', true));
+  return fmt::format(
+      "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+      "<title>rdmacheck check {}</title>\n<style>{}</style>\n<script>{}</script>\n</head>\n"
+      "<body><h1 id=\"title\">rdmacheck check</h1><main id=\"main\"></main>\n"
+      "<script type=\"application/json\" id=\"report-data\">{}</script>\n<script>{}</script>\n"
+      "</body></html>\n",
+      doc.value("host", ""), kStyle, script_safe(chartjs_source), data, kReportJs);
+}
+
+Status write_html(const std::string& path, const nlohmann::json& doc,
+                  const std::string& chartjs_path) {
+  std::ifstream js(chartjs_path, std::ios::binary);
+  if (!js) {
+    return Error{"open", errno, chartjs_path + " (install Debian's libjs-chart.js for --html)"};
+  }
+  std::ostringstream chart;
+  chart << js.rdbuf();
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return errno_error("open", path);
+  out << render_html(doc, chart.str());
+  out.close();
+  if (!out) return errno_error("write", path);
+  return ok_status();
+}
+
+}  // namespace rdmacheck::check

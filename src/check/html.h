@@ -1,0 +1,21 @@
+// `check --html FILE`: one self-contained page that opens offline. The
+// report's JSON document is embedded and rendered by the page itself, with
+// Debian's Chart.js (libjs-chart.js) inlined for the charts.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/result.h"
+
+namespace rdmacheck::check {
+
+constexpr const char* kChartJs = "/usr/share/javascript/chart.js/chart.min.js";
+
+// The page for a check report document (check::to_json). Pure; tested.
+std::string render_html(const nlohmann::json& doc, const std::string& chartjs_source);
+Status write_html(const std::string& path, const nlohmann::json& doc,
+                  const std::string& chartjs_path = kChartJs);
+
+}  // namespace rdmacheck::check

@@ -1,0 +1,153 @@
+#include "check/report.h"
+
+#include <fmt/core.h>
+
+#include "conn/ping_print.h"
+#include "perf/report.h"
+
+namespace rdmacheck::check {
+namespace {
+
+const char* kLayerTitles[] = {"device", "connection", "performance"};
+
+std::string paint(const std::string& s, LayerStatus st, bool color) {
+  if (!color) return s;
+  const char* code = st == LayerStatus::kPass   ? "32"
+                     : st == LayerStatus::kWarn ? "33"
+                     : st == LayerStatus::kFail ? "31"
+                                                : "90";
+  return fmt::format("\033[1;{}m{}\033[0m", code, s);
+}
+
+std::string facts_line(const char* who, const proto::HostFacts& f) {
+  return fmt::format("  {:<5}: {} {} port {} GID[{}] {} {} mtu {} netdev {} (mtu {}) rate {} Gb/s\n",
+                     who, f.hostname, f.device, f.port, f.gid_index, f.gid_type, f.gid,
+                     f.active_mtu, f.netdev.empty() ? "-" : f.netdev, f.netdev_mtu, f.rate_gbps);
+}
+
+std::string timeline(const std::vector<proto::Step>& steps) {
+  std::string out;
+  for (const auto& s : steps) {
+    if (!out.empty()) out += " -> ";
+    out += s.ok ? fmt::format("{} ({:.0f} us)", s.name, s.usec) : s.name + " FAILED";
+  }
+  return out.empty() ? "(none)" : out;
+}
+
+std::string ping_line(const conn::PingReport& p) {
+  const auto& o = p.options;
+  const std::string what = o.cm ? "rdma_cm ping" : (o.transport == "ud" ? "UD ping" : "RC ping");
+  if (p.obs.failed != conn::Stage::kDone) {
+    return fmt::format("  {}: FAILED at {}: {}\n", what, conn::stage_name(p.obs.failed), p.obs.error);
+  }
+  std::string out = fmt::format("  {}: {}/{} answered, rtt min/median/max {:.1f}/{:.1f}/{:.1f} us\n",
+                                what, p.stats.received, p.stats.sent, p.stats.min, p.stats.median,
+                                p.stats.max);
+  out += fmt::format("    QP timeline here: {}\n    QP timeline peer: {}\n", timeline(p.local_timeline),
+                     timeline(p.peer_timeline));
+  if (!p.obs.ladder.empty()) {
+    out += "    size ladder:";
+    for (const auto& l : p.obs.ladder) out += fmt::format(" {}B {}", l.size, l.ok ? "ok" : "FAIL");
+    out += "\n";
+  }
+  return out;
+}
+
+std::string perf_line(const perf::PerfReport& p) {
+  const auto& s = p.options.spec;
+  const std::string what = fmt::format("{} {}", perf::op_name(s.op), perf::kind_name(s.kind));
+  if (!p.ok) return fmt::format("  {}: FAILED at {}: {}\n", what, p.failed_stage, p.error);
+  std::string out;
+  for (const auto& b : p.bw) {
+    out += fmt::format("  {} {} B: {:.3f} Gb/s average, {:.3f} Gb/s peak, {:.3f} Mpps\n", what,
+                       b.size, b.avg_gbps, b.peak_gbps, b.mpps);
+  }
+  for (const auto& l : p.lat) {
+    out += fmt::format("  {} {} B: {} min/median/p99/max {:.2f}/{:.2f}/{:.2f}/{:.2f} us\n", what,
+                       l.size, l.half_round_trip ? "half RTT" : "RTT", l.stats.min, l.stats.median,
+                       l.stats.p99, l.stats.max);
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const CheckReport& r) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& l : r.layers) {
+    layers.push_back({{"layer", layer_name(l.layer)},
+                      {"status", layer_status_name(l.status)},
+                      {"not_run_reason", l.not_run_reason},
+                      {"seconds", l.seconds},
+                      {"findings", rdmacheck::to_json(l.findings)}});
+  }
+  nlohmann::json pings = nlohmann::json::array();
+  for (const auto& p : r.pings) pings.push_back(conn::to_json(p));
+  nlohmann::json perfs = nlohmann::json::array();
+  for (const auto& p : r.perf) perfs.push_back(perf::to_json(p));
+  nlohmann::json top = nlohmann::json::array();
+  for (const auto& f : top_findings(r, 5)) top.push_back(rdmacheck::to_json(f));
+  return {{"command", "check"},
+          {"host", r.options.host},
+          {"port", r.options.tcp_port},
+          {"exit", exit_status(r)},
+          {"layers", layers},
+          {"top_findings", top},
+          {"local", r.local ? proto::to_json(*r.local) : nlohmann::json(nullptr)},
+          {"peer", r.peer ? proto::to_json(*r.peer) : nlohmann::json(nullptr)},
+          {"local_doctor", r.local_doctor},
+          {"peer_doctor", r.peer_doctor},
+          {"pings", pings},
+          {"perf", perfs},
+          {"expired_in", r.expired_in},
+          {"elapsed_ms", r.elapsed_ms}};
+}
+
+std::string format_text(const CheckReport& r, bool color) {
+  std::string out = fmt::format("rdmacheck check {} (port {})\n", r.options.host, r.options.tcp_port);
+  for (size_t i = 0; i < r.layers.size(); ++i) {
+    const auto& l = r.layers[i];
+    out += fmt::format("\n== layer {}: {} == {}", i + 1, kLayerTitles[i],
+                       paint(layer_status_name(l.status), l.status, color));
+    out += l.status == LayerStatus::kNotRun ? fmt::format(" ({})\n", l.not_run_reason)
+                                            : fmt::format(" ({:.1f} s)\n", l.seconds);
+    if (i == 0) {
+      if (r.local) out += facts_line("here", *r.local);
+      if (r.peer) out += facts_line("peer", *r.peer);
+    }
+    if (i == 1) {
+      for (const auto& p : r.pings) out += ping_line(p);
+    }
+    if (i == 2) {
+      for (const auto& p : r.perf) out += perf_line(p);
+    }
+    for (const auto& f : l.findings) {
+      if (f.severity >= Severity::kInfo) out += format_finding(f);
+    }
+  }
+  out += "\n== summary ==\n";
+  for (size_t i = 0; i < r.layers.size(); ++i) {
+    out += fmt::format("  {:<12} {}\n", kLayerTitles[i],
+                       paint(layer_status_name(r.layers[i].status), r.layers[i].status, color));
+  }
+  const auto top = top_findings(r, 5);
+  if (!top.empty()) {
+    out += "  top findings:\n";
+    for (const auto& f : top) {
+      out += fmt::format("    {} {}: {}\n      fix: {}\n", severity_name(f.severity), f.id,
+                         f.summary, f.fix.empty() ? "-" : f.fix);
+    }
+  }
+  if (!r.expired_in.empty()) {
+    out += fmt::format("  the --timeout of {} s passed during {}\n", r.options.timeout.count(),
+                       r.expired_in);
+  }
+  const int st = exit_status(r);
+  const LayerStatus overall = st == 2 ? LayerStatus::kFail : st == 1 ? LayerStatus::kWarn
+                                                                     : LayerStatus::kPass;
+  out += fmt::format("  total {:.1f} s\nresult: {}\n", r.elapsed_ms / 1000,
+                     paint(layer_status_name(overall), overall, color));
+  return out;
+}
+
+}  // namespace rdmacheck::check

@@ -1,0 +1,69 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "check/check.h"
+#include "check/html.h"
+#include "check/report.h"
+#include "cli/command.h"
+
+namespace rdmacheck::cli {
+
+Runner attach_check(CLI::App& app) {
+  struct Opts {
+    check::CheckOptions c;
+    bool json = false;
+    bool no_color = false;
+    std::string html;
+    int timeout_s = 180;
+  };
+  auto o = std::make_shared<Opts>();
+  app.add_option("host", o->c.host, "the host running 'rdmacheck serve'")->required();
+  app.add_option("-p,--port", o->c.tcp_port, "the server's TCP port")
+      ->default_val(proto::kDefaultPort);
+  app.add_option("-d,--device", o->c.device, "RDMA device (default: the first ACTIVE one)");
+  app.add_option("--ib-port", o->c.ib_port, "device port (default: the first ACTIVE one)")
+      ->check(CLI::Range(0, 255));
+  app.add_option("-x,--gid-index", o->c.gid_index,
+                 "GID index (default: the RoCE v2 GID of the address that routes to HOST)")
+      ->check(CLI::Range(0, 65535));
+  app.add_flag("--cm", o->c.cm, "also bring up an rdma_cm connection (as rping does)");
+  app.add_flag("--quick", o->c.quick, "skip the performance layer");
+  app.add_flag("--full", o->c.full, "every operation and size in the performance layer");
+  app.add_option("--timeout", o->timeout_s, "seconds the whole check may take")
+      ->check(CLI::Range(10, 3600))->default_val(180);
+  app.add_flag("--json", o->json, "print the report as JSON");
+  app.add_flag("--no-color", o->no_color, "no colour even on a terminal");
+  app.add_option("--html", o->html,
+                 "also write a self-contained HTML report (charts, timelines, counters) to FILE");
+  app.footer(
+      "Layer 1 device (both hosts' doctor and a comparison), layer 2 connection (RC, UD and\n"
+      "optionally rdma_cm pings, size ladder), layer 3 performance (write/read bandwidth, write/send\n"
+      "latency, counters, verdict). Stops at the first failed layer.\n"
+      "Exit status: 0 all PASS, 1 warnings, 2 a layer failed or the --timeout passed.");
+  return [o]() {
+    check::CheckOptions c = o->c;
+    if (c.quick && c.full) {
+      std::fprintf(stderr, "rdmacheck: error: --quick and --full contradict each other\n");
+      return 2;
+    }
+    c.timeout = std::chrono::seconds(o->timeout_s);
+    const auto r = check::run_check(c, stop_requested());
+    if (o->json) {
+      std::printf("%s\n", check::to_json(r).dump(2).c_str());
+    } else {
+      const bool color = !o->no_color && ::isatty(STDOUT_FILENO) != 0;
+      std::fputs(check::format_text(r, color).c_str(), stdout);
+    }
+    if (!o->html.empty()) {
+      if (auto s = check::write_html(o->html, check::to_json(r)); !s) {
+        std::fprintf(stderr, "rdmacheck: error: --html: %s\n", s.error().message().c_str());
+        return 2;
+      }
+    }
+    return check::exit_status(r);
+  };
+}
+
+}  // namespace rdmacheck::cli
