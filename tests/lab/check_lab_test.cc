@@ -1,0 +1,126 @@
+// `rdmacheck check` scenarios: the fault suite of the field guide, each
+// asserted on the finding ids of the JSON report, on the real stack.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
+
+#include "lab/lab_harness.h"
+
+namespace rdmacheck::labtest {
+namespace {
+
+std::string status(const nlohmann::json& check, size_t layer) {
+  return check["layers"][layer]["status"].get<std::string>();
+}
+
+std::vector<std::string> layer_ids(const nlohmann::json& check, size_t layer) {
+  return finding_ids(check["layers"][layer]["findings"]);
+}
+
+bool has(const std::vector<std::string>& ids, const std::string& id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+TEST(CheckLab, HealthyPairPassesEveryLayerAndRendersHtml) {
+  const auto r = run_lab({"--run", "h2:rdmacheck check h1 --json --html /run/lab/h2/report.html",
+                          "--run", "h2:cat /run/lab/h2/report.html"});
+  const auto& c = run_output(r, "h2");
+  ASSERT_TRUE(c.is_object()) << r.console;
+  for (size_t l = 0; l < 3; ++l) {
+    EXPECT_TRUE(status(c, l) == "PASS" || status(c, l) == "WARN") << c["layers"][l].dump(2);
+    for (const auto& f : c["layers"][l]["findings"]) EXPECT_NE(f["severity"], "fail") << f.dump(2);
+  }
+  EXPECT_LE(r.exit, 1) << r.console;
+  EXPECT_EQ(c["pings"][0]["ok"], true);
+  EXPECT_FALSE(c["perf"].empty());
+  EXPECT_TRUE(c["peer_doctor"].is_array()) << "the server's own doctor findings came back";
+
+  // The page opens offline in headless Chromium, without console errors, with its charts.
+  const std::string html = run_output(r, "h2", 1).get<std::string>();
+  ASSERT_NE(html.find("<canvas") == std::string::npos && html.find("Chart") != std::string::npos,
+            false);
+  const std::string dir = "/tmp/rdmacheck-html-" + std::to_string(::getpid());
+  std::system(("mkdir -p " + dir).c_str());
+  std::ofstream(dir + "/report.html") << html;
+  const std::string cmd =
+      "chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+      "--disable-component-update --disable-sync --no-first-run --user-data-dir=" + dir +
+      "/profile --enable-logging=stderr --v=0 --window-size=1200,3000 --screenshot=" + dir +
+      "/report.png --dump-dom file://" + dir + "/report.html 2>" + dir + "/console.txt";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string dom;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, p)) dom.append(buf, n);
+  ::pclose(p);
+  std::ifstream console(dir + "/console.txt");
+  const std::string log((std::istreambuf_iterator<char>(console)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(log.find("CONSOLE"), std::string::npos) << log;
+  EXPECT_NE(dom.find("data-charts=\""), std::string::npos) << dom.substr(0, 2000);
+  EXPECT_EQ(dom.find("data-charts=\"0\""), std::string::npos) << "no chart was drawn";
+  EXPECT_TRUE(std::ifstream(dir + "/report.png").good());
+}
+
+TEST(CheckLab, FirewallFailsTheConnectionLayerNamingTheFirewallFirst) {
+  const auto r = run_lab({"--fault", "firewall", "--run", "h2:rdmacheck check h1 --json"});
+  EXPECT_EQ(r.exit, 2) << r.console;
+  const auto& c = run_output(r, "h2");
+  ASSERT_TRUE(c.is_object()) << r.console;
+  EXPECT_EQ(status(c, 1), "FAIL");
+  EXPECT_EQ(status(c, 2), "NOT RUN");
+  ASSERT_FALSE(layer_ids(c, 1).empty());
+  EXPECT_EQ(layer_ids(c, 1)[0], "firewall-blocks-roce");
+  EXPECT_EQ(c["top_findings"][0]["id"], "firewall-blocks-roce");
+}
+
+TEST(CheckLab, MtuMismatchIsReportedAndTheTestStillCorrect) {
+  const auto r = run_lab({"--fault", "mtu-mismatch", "--run", "h2:rdmacheck check h1 --quick --json"});
+  const auto& c = run_output(r, "h2");
+  ASSERT_TRUE(c.is_object()) << r.console;
+  EXPECT_TRUE(has(layer_ids(c, 0), "mtu-mismatch")) << c["layers"][0].dump(2);
+  EXPECT_EQ(status(c, 1), "PASS") << c["layers"][1].dump(2);  // both sides use the smaller MTU
+  EXPECT_EQ(status(c, 2), "NOT RUN");
+  EXPECT_EQ(r.exit, 1);
+}
+
+TEST(CheckLab, LossWarnsAtThePerformanceLayer) {
+  const auto r = run_lab({"--fault", "loss:1@h2", "--run", "h2:rdmacheck check h1 --json"});
+  const auto& c = run_output(r, "h2");
+  ASSERT_TRUE(c.is_object()) << r.console;
+  EXPECT_TRUE(has(layer_ids(c, 2), "packet-loss-during-test")) << c["layers"][2].dump(2);
+  EXPECT_EQ(status(c, 2), "WARN");
+}
+
+TEST(CheckLab, NoServerFailsNamingIt) {
+  const auto r = run_lab({"--fault", "no-server", "--run", "h2:rdmacheck check h1 --json"});
+  EXPECT_EQ(r.exit, 2) << r.console;
+  const auto& c = run_output(r, "h2");
+  ASSERT_TRUE(c.is_object()) << r.console;
+  EXPECT_EQ(layer_ids(c, 1).at(0), "server-not-listening");
+  EXPECT_EQ(status(c, 2), "NOT RUN");
+}
+
+TEST(CheckLab, HostProblemsAreReportedForTheRightHost) {
+  // A low memlock limit on the client side only (root ignores it unless
+  // CAP_IPC_LOCK is dropped).
+  const auto r = run_lab({"--run",
+                          "h2:capsh --drop=cap_ipc_lock -- -c 'ulimit -l 64; rdmacheck check h1 "
+                          "--quick --json'"});
+  const auto& c = run_output(r, "h2");
+  ASSERT_TRUE(c.is_object()) << r.console;
+  bool found = false;
+  for (size_t l = 0; l < 3; ++l) {
+    for (const auto& f : c["layers"][l]["findings"]) {
+      if (f["id"] == "memlock-too-low") {
+        found = true;
+        EXPECT_EQ(f["host"], "h2") << f.dump(2);
+      }
+    }
+  }
+  EXPECT_TRUE(found) << c.dump(2);
+}
+
+}  // namespace
+}  // namespace rdmacheck::labtest
