@@ -75,7 +75,8 @@ std::vector<perf::Spec> perf_plan(const CheckOptions& o) {
   if (o.full) {
     const auto big = perf::all_sizes(1u << 20);
     const auto small = perf::all_sizes(4096);
-    for (auto op : {perf::Op::kWrite, perf::Op::kRead, perf::Op::kSend}) plan.push_back(bw(op, big));
+    for (auto op : {perf::Op::kWrite, perf::Op::kRead, perf::Op::kSend})
+      plan.push_back(bw(op, big));
     for (auto op : {perf::Op::kWrite, perf::Op::kSend, perf::Op::kRead}) {
       plan.push_back(lat(op, small));
     }

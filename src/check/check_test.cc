@@ -25,7 +25,8 @@ std::vector<std::string> ids(const std::vector<Finding>& fs) {
 }
 
 TEST(Check, IdenticalHostsCompareClean) {
-  EXPECT_TRUE(compare_hosts(facts(1500, "RoCE v2", 100), facts(1500, "RoCE v2", 100), "h1").empty());
+  EXPECT_TRUE(
+      compare_hosts(facts(1500, "RoCE v2", 100), facts(1500, "RoCE v2", 100), "h1").empty());
 }
 
 TEST(Check, ComparisonNamesEachDifference) {
@@ -33,7 +34,7 @@ TEST(Check, ComparisonNamesEachDifference) {
   peer.version = "0.2.0";
   const auto fs = compare_hosts(facts(1500, "RoCE v2", 100), peer, "h1");
   EXPECT_EQ(ids(fs), (std::vector<std::string>{"mtu-mismatch", "gid-type-mismatch",
-                                                "link-rate-mismatch", "version-mismatch"}));
+                                               "link-rate-mismatch", "version-mismatch"}));
   EXPECT_EQ(fs[0].severity, Severity::kWarn);
   EXPECT_EQ(fs[1].severity, Severity::kFail);
   EXPECT_NE(fs[0].evidence[0].find("1500 here, 9000 on h1"), std::string::npos);
@@ -59,11 +60,16 @@ TEST(Check, LayerStatusAndExitStatus) {
 
 TEST(Check, TopFindingsPutFailuresFirst) {
   CheckReport r;
-  r.layers = {LayerReport{Layer::kDevice, LayerStatus::kWarn, "",
-                          {Finding{"mtu-not-jumbo", Severity::kWarn}, Finding{"x", Severity::kInfo}}},
-              LayerReport{Layer::kConnection, LayerStatus::kFail, "",
-                          {Finding{"firewall-blocks-roce", Severity::kFail}}},
-              LayerReport{Layer::kPerformance, LayerStatus::kNotRun, "the connection layer failed"}};
+  r.layers = {
+      LayerReport{Layer::kDevice,
+                  LayerStatus::kWarn,
+                  "",
+                  {Finding{"mtu-not-jumbo", Severity::kWarn}, Finding{"x", Severity::kInfo}}},
+      LayerReport{Layer::kConnection,
+                  LayerStatus::kFail,
+                  "",
+                  {Finding{"firewall-blocks-roce", Severity::kFail}}},
+      LayerReport{Layer::kPerformance, LayerStatus::kNotRun, "the connection layer failed"}};
   EXPECT_EQ(ids(top_findings(r, 5)),
             (std::vector<std::string>{"firewall-blocks-roce", "mtu-not-jumbo"}));
   const std::string text = format_text(r, false);

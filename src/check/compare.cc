@@ -20,19 +20,26 @@ Finding device_finding(std::string id, Severity s, std::string summary) {
 
 const char* layer_status_name(LayerStatus s) {
   switch (s) {
-    case LayerStatus::kPass: return "PASS";
-    case LayerStatus::kWarn: return "WARN";
-    case LayerStatus::kFail: return "FAIL";
-    case LayerStatus::kNotRun: return "NOT RUN";
+    case LayerStatus::kPass:
+      return "PASS";
+    case LayerStatus::kWarn:
+      return "WARN";
+    case LayerStatus::kFail:
+      return "FAIL";
+    case LayerStatus::kNotRun:
+      return "NOT RUN";
   }
   return "?";
 }
 
 LayerStatus status_of(const std::vector<Finding>& fs) {
   switch (worst(fs)) {
-    case Severity::kFail: return LayerStatus::kFail;
-    case Severity::kWarn: return LayerStatus::kWarn;
-    default: return LayerStatus::kPass;
+    case Severity::kFail:
+      return LayerStatus::kFail;
+    case Severity::kWarn:
+      return LayerStatus::kWarn;
+    default:
+      return LayerStatus::kPass;
   }
 }
 
@@ -48,8 +55,9 @@ std::vector<Finding> compare_hosts(const proto::HostFacts& l, const proto::HostF
                                "path MTU, and anything sized for the larger one is dropped");
     f.evidence.push_back(both("netdev MTU", l.netdev_mtu, p.netdev_mtu));
     f.evidence.push_back(both("RoCE active MTU", l.active_mtu, p.active_mtu));
-    f.fix = "set the same MTU on both hosts and every switch port between them "
-            "(ip link set DEV mtu 9000)";
+    f.fix =
+        "set the same MTU on both hosts and every switch port between them "
+        "(ip link set DEV mtu 9000)";
     out.push_back(std::move(f));
   }
   if (!l.gid_type.empty() && !p.gid_type.empty() && l.gid_type != p.gid_type) {

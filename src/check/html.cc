@@ -12,8 +12,10 @@ namespace {
 
 // Text placed inside <script> must not close it early.
 std::string script_safe(std::string s) {
-  for (size_t at = 0; (at = s.find("</", at)) != std::string::npos; at += 3) s.replace(at, 2, "<\\/");
-  for (size_t at = 0; (at = s.find("<!--", at)) != std::string::npos; at += 5) s.replace(at, 4, "<\\!--");
+  for (size_t at = 0; (at = s.find("</", at)) != std::string::npos; at += 3)
+    s.replace(at, 2, "<\\/");
+  for (size_t at = 0; (at = s.find("<!--", at)) != std::string::npos; at += 5)
+    s.replace(at, 4, "<\\!--");
   return s;
 }
 

@@ -3,9 +3,8 @@
 // Debian's Chart.js (libjs-chart.js) inlined for the charts.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "base/result.h"
 

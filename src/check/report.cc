@@ -20,9 +20,10 @@ std::string paint(const std::string& s, LayerStatus st, bool color) {
 }
 
 std::string facts_line(const char* who, const proto::HostFacts& f) {
-  return fmt::format("  {:<5}: {} {} port {} GID[{}] {} {} mtu {} netdev {} (mtu {}) rate {} Gb/s\n",
-                     who, f.hostname, f.device, f.port, f.gid_index, f.gid_type, f.gid,
-                     f.active_mtu, f.netdev.empty() ? "-" : f.netdev, f.netdev_mtu, f.rate_gbps);
+  return fmt::format(
+      "  {:<5}: {} {} port {} GID[{}] {} {} mtu {} netdev {} (mtu {}) rate {} Gb/s\n", who,
+      f.hostname, f.device, f.port, f.gid_index, f.gid_type, f.gid, f.active_mtu,
+      f.netdev.empty() ? "-" : f.netdev, f.netdev_mtu, f.rate_gbps);
 }
 
 std::string timeline(const std::vector<proto::Step>& steps) {
@@ -38,13 +39,14 @@ std::string ping_line(const conn::PingReport& p) {
   const auto& o = p.options;
   const std::string what = o.cm ? "rdma_cm ping" : (o.transport == "ud" ? "UD ping" : "RC ping");
   if (p.obs.failed != conn::Stage::kDone) {
-    return fmt::format("  {}: FAILED at {}: {}\n", what, conn::stage_name(p.obs.failed), p.obs.error);
+    return fmt::format("  {}: FAILED at {}: {}\n", what, conn::stage_name(p.obs.failed),
+                       p.obs.error);
   }
-  std::string out = fmt::format("  {}: {}/{} answered, rtt min/median/max {:.1f}/{:.1f}/{:.1f} us\n",
-                                what, p.stats.received, p.stats.sent, p.stats.min, p.stats.median,
-                                p.stats.max);
-  out += fmt::format("    QP timeline here: {}\n    QP timeline peer: {}\n", timeline(p.local_timeline),
-                     timeline(p.peer_timeline));
+  std::string out =
+      fmt::format("  {}: {}/{} answered, rtt min/median/max {:.1f}/{:.1f}/{:.1f} us\n", what,
+                  p.stats.received, p.stats.sent, p.stats.min, p.stats.median, p.stats.max);
+  out += fmt::format("    QP timeline here: {}\n    QP timeline peer: {}\n",
+                     timeline(p.local_timeline), timeline(p.peer_timeline));
   if (!p.obs.ladder.empty()) {
     out += "    size ladder:";
     for (const auto& l : p.obs.ladder) out += fmt::format(" {}B {}", l.size, l.ok ? "ok" : "FAIL");
@@ -104,7 +106,8 @@ nlohmann::json to_json(const CheckReport& r) {
 }
 
 std::string format_text(const CheckReport& r, bool color) {
-  std::string out = fmt::format("rdmacheck check {} (port {})\n", r.options.host, r.options.tcp_port);
+  std::string out =
+      fmt::format("rdmacheck check {} (port {})\n", r.options.host, r.options.tcp_port);
   for (size_t i = 0; i < r.layers.size(); ++i) {
     const auto& l = r.layers[i];
     out += fmt::format("\n== layer {}: {} == {}", i + 1, kLayerTitles[i],
@@ -143,8 +146,9 @@ std::string format_text(const CheckReport& r, bool color) {
                        r.expired_in);
   }
   const int st = exit_status(r);
-  const LayerStatus overall = st == 2 ? LayerStatus::kFail : st == 1 ? LayerStatus::kWarn
-                                                                     : LayerStatus::kPass;
+  const LayerStatus overall = st == 2   ? LayerStatus::kFail
+                              : st == 1 ? LayerStatus::kWarn
+                                        : LayerStatus::kPass;
   out += fmt::format("  total {:.1f} s\nresult: {}\n", r.elapsed_ms / 1000,
                      paint(layer_status_name(overall), overall, color));
   return out;

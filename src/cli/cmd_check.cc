@@ -32,14 +32,16 @@ Runner attach_check(CLI::App& app) {
   app.add_flag("--quick", o->c.quick, "skip the performance layer");
   app.add_flag("--full", o->c.full, "every operation and size in the performance layer");
   app.add_option("--timeout", o->timeout_s, "seconds the whole check may take")
-      ->check(CLI::Range(10, 3600))->default_val(180);
+      ->check(CLI::Range(10, 3600))
+      ->default_val(180);
   app.add_flag("--json", o->json, "print the report as JSON");
   app.add_flag("--no-color", o->no_color, "no colour even on a terminal");
   app.add_option("--html", o->html,
                  "also write a self-contained HTML report (charts, timelines, counters) to FILE");
   app.footer(
       "Layer 1 device (both hosts' doctor and a comparison), layer 2 connection (RC, UD and\n"
-      "optionally rdma_cm pings, size ladder), layer 3 performance (write/read bandwidth, write/send\n"
+      "optionally rdma_cm pings, size ladder), layer 3 performance (write/read bandwidth, "
+      "write/send\n"
       "latency, counters, verdict). Stops at the first failed layer.\n"
       "Exit status: 0 all PASS, 1 warnings, 2 a layer failed or the --timeout passed.");
   return [o]() {

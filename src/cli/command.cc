@@ -8,6 +8,10 @@ namespace {
 std::atomic<bool> g_stop{false};
 
 constexpr Command kCommands[] = {
+    {"check",
+     "the whole three-layer test against a server: device, connection, performance, with a "
+     "verdict",
+     attach_check},
     {"devices", "list RDMA devices, ports and GID tables (ibv_devinfo + show_gids in one view)",
      attach_devices},
     {"doctor",

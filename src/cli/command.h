@@ -21,6 +21,7 @@ struct Command {
 
 std::span<const Command> commands();
 
+Runner attach_check(CLI::App& app);
 Runner attach_devices(CLI::App& app);
 Runner attach_doctor(CLI::App& app);
 Runner attach_qps(CLI::App& app);

@@ -104,9 +104,8 @@ Result<std::vector<GuestPlan>> make_plan(const LabOptions& o) {
   }
   plan[0].serve = !no_server;
   if (o.run.empty()) {
-    // The default test: the last host checks h1. (`rdmacheck check` will take
-    // this place once it exists; today it is the RC ping-pong.)
-    plan.back().run.push_back(std::string("rdmacheck ping h1") + (o.json ? " --json" : ""));
+    // The default test: the last host runs the whole layered check against h1.
+    plan.back().run.push_back(std::string("rdmacheck check h1") + (o.json ? " --json" : ""));
   }
   for (const auto& r : o.run) {
     auto c = parse_host_cmd(r, o.hosts);

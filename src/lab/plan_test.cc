@@ -5,7 +5,7 @@
 namespace rdmacheck::lab {
 namespace {
 
-TEST(Plan, DefaultIsServeOnH1AndPingFromTheLastHost) {
+TEST(Plan, DefaultIsServeOnH1AndCheckFromTheLastHost) {
   LabOptions o;
   auto p = make_plan(o);
   ASSERT_TRUE(p.ok());
@@ -14,13 +14,13 @@ TEST(Plan, DefaultIsServeOnH1AndPingFromTheLastHost) {
   EXPECT_TRUE((*p)[0].run.empty());
   EXPECT_EQ((*p)[1].address, "198.18.0.2");
   ASSERT_EQ((*p)[1].run.size(), 1u);
-  EXPECT_EQ((*p)[1].run[0], "rdmacheck ping h1");
+  EXPECT_EQ((*p)[1].run[0], "rdmacheck check h1");
 }
 
 TEST(Plan, JsonPassesThrough) {
   LabOptions o;
   o.json = true;
-  EXPECT_EQ(make_plan(o)->back().run[0], "rdmacheck ping h1 --json");
+  EXPECT_EQ(make_plan(o)->back().run[0], "rdmacheck check h1 --json");
 }
 
 TEST(Plan, SetupRunAndFaults) {

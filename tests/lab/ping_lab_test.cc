@@ -6,8 +6,8 @@
 namespace rdmacheck::labtest {
 namespace {
 
-TEST(PingLab, DefaultLabIsAHealthyRcPingPong) {
-  const auto r = run_lab({});
+TEST(PingLab, HealthyRcPingPong) {
+  const auto r = run_lab({"--run", "h2:rdmacheck ping h1 --json"});
   ASSERT_EQ(r.exit, 0) << r.console;
   const auto& ping = run_output(r, "h2");
   ASSERT_TRUE(ping.is_object()) << r.console;
@@ -31,7 +31,8 @@ TEST(PingLab, DefaultLabIsAHealthyRcPingPong) {
 }
 
 TEST(PingLab, FirewallDroppingRoceEndsBoundedAndNamed) {
-  const auto r = run_lab({"--setup", "h1:iptables -I INPUT -p udp --dport 4791 -j DROP"});
+  const auto r = run_lab({"--setup", "h1:iptables -I INPUT -p udp --dport 4791 -j DROP", "--run",
+                          "h2:rdmacheck ping h1 --json"});
   EXPECT_EQ(r.exit, 2) << r.console;
   const auto& ping = run_output(r, "h2");
   ASSERT_TRUE(ping.is_object()) << r.console;
@@ -57,7 +58,7 @@ TEST(PingLab, AForcedLinkLocalGidIsWarnedAbout) {
 }
 
 TEST(PingLab, NoServerIsNamed) {
-  const auto r = run_lab({"--fault", "no-server"});
+  const auto r = run_lab({"--fault", "no-server", "--run", "h2:rdmacheck ping h1 --json"});
   EXPECT_EQ(r.exit, 2) << r.console;
   EXPECT_EQ(finding_ids(run_output(r, "h2")["findings"]),
             std::vector<std::string>{"server-not-listening"});
