@@ -28,7 +28,10 @@ void merge(LayerReport& layer, Finding f) {
   for (auto& have : layer.findings) {
     if (have.id != f.id) continue;
     for (auto& e : f.evidence) {
-      have.evidence.push_back(f.host.empty() ? e : fmt::format("{} (from {}'s doctor)", e, f.host));
+      std::string line = f.host.empty() ? e : fmt::format("{} (from {}'s doctor)", e, f.host);
+      if (std::find(have.evidence.begin(), have.evidence.end(), line) == have.evidence.end()) {
+        have.evidence.push_back(std::move(line));
+      }
     }
     have.severity = std::max(have.severity, f.severity);
     return;
