@@ -95,7 +95,8 @@ TEST(PerfLab, LatencyOfWriteSendAndRead) {
 }
 
 TEST(PerfLab, LossDuringTheTestIsNamedFromTheCounters) {
-  const auto r = run_lab({"--setup", "h1:tc qdisc add dev eth0 root netem loss 1%", "--run",
+  // Loss on the sender (h2): its data packets, not only h1's few ACKs, are dropped.
+  const auto r = run_lab({"--setup", "h2:tc qdisc add dev eth0 root netem loss 2%", "--run",
                           "h2:rdmacheck bw h1 -D 3 --json"});
   const auto& d = run_output(r, "h2");
   ASSERT_TRUE(d.is_object()) << r.console;
