@@ -27,6 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto w = proto::parse_welcome(*j)) (void)proto::to_json(*w).dump();
   if (auto d = proto::parse_done(*j)) (void)proto::to_json(*d).dump();
   if (auto b = proto::parse_bye(*j)) (void)proto::to_json(*b).dump();
+  (void)proto::parse_doctor_report(*j);
   (void)proto::message_type(*j);
   (void)proto::error_text(*j);
   return 0;
