@@ -186,11 +186,16 @@ void Lab::poll_files(Guest& g) {
     }
   }
   if (g.finished) return;
-  if (auto f = read_text(gd / "failed")) {
+  // A guest writes each of these files with one echo, but the host can look
+  // between the file's creation and the write: only a line ending in '\n' counts.
+  const auto complete = [](const std::optional<std::string>& t) {
+    return t && !t->empty() && t->back() == '\n';
+  };
+  if (auto f = read_text(gd / "failed"); complete(f)) {
     g.failed = trim(*f);
     g.finished = true;
   } else if (!g.plan.run.empty()) {
-    if (auto e = read_text(gd / "exit")) {
+    if (auto e = read_text(gd / "exit"); complete(e)) {
       g.exit = std::atoi(e->c_str());
       g.finished = true;
     }
