@@ -1,5 +1,5 @@
 // `rdmacheck bw HOST` and `rdmacheck lat HOST`: perftest's flags where they
-// mean the same thing (-d -i -x -s -n -a -D -q -c -t -I -l -Q), declared once
+// mean the same thing (-d -i -x -s -n -a -D -q -b -c -t -I -l -Q -R), declared once
 // for both commands.
 #include <algorithm>
 #include <cctype>
@@ -74,6 +74,9 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
     app.add_option("-Q,--cq-mod", o->p.spec.cq_mod, "signal every Nth work request")
         ->check(CLI::Range(1u, proto::kMaxDepth))
         ->default_val(1);
+    app.add_flag("-b,--bidirectional", o->p.spec.bidir,
+                 "both hosts send at once (the server runs the same test back); figures are the "
+                 "sum of both directions, as perftest's -b");
     app.add_flag("--report-gbits", o->report_gbits,
                  "accepted for perftest compatibility: Gb/s and MiB/s are always both printed");
   } else {
@@ -82,6 +85,13 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
   app.add_option("-I,--inline-size", o->p.spec.inline_size, "post messages up to N bytes inline")
       ->check(CLI::Range(0u, 1024u))
       ->default_val(bw ? 0 : 64);
+  app.add_flag("--validate", o->p.spec.validate,
+               "fill every message with a per-size pattern and check, on both hosts, that what "
+               "landed is exactly what was sent (costs a barrier per size)");
+  app.add_flag("-R,--cm", o->p.cm,
+               "connect the RC queue pairs through librdmacm (address, route, connect), as "
+               "perftest's -R and rping do");
+  app.add_option("--src", o->p.src, "with --cm: the local address to resolve from (several NICs)");
   app.add_option("--cpu", o->p.cpu, "pin to this core (default: one on the device's NUMA node)")
       ->check(CLI::Range(0, 4095));
   app.add_option("--timeout", o->timeout_s, "seconds the whole command may take")
@@ -121,6 +131,15 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
     }
     if (auto why = perf::validate(p.spec)) {
       std::fprintf(stderr, "rdmacheck: error: %s\n", why->c_str());
+      return 2;
+    }
+    if (!p.src.empty() && !p.cm) {
+      std::fprintf(stderr,
+                   "rdmacheck: error: --src chooses the address rdma_cm resolves from; add --cm\n");
+      return 2;
+    }
+    if (p.cm && t != "rc") {
+      std::fprintf(stderr, "rdmacheck: error: --cm connects RC queue pairs: drop -c UC/UD\n");
       return 2;
     }
     p.timeout = std::chrono::milliseconds(static_cast<int64_t>(o->timeout_s * 1000));

@@ -204,6 +204,9 @@ void session(int id, Fd sock, std::string peer, const ServerOptions& o, CmAccept
     eo.access = hello->test.op == "write" ? IBV_ACCESS_REMOTE_WRITE : 0;
   }
   eo.depth = hello->test.depth;
+  // -b: our queue also carries the test towards the client.
+  if (perf_test && hello->test.perf->bidir)
+    eo.depth = std::max(eo.depth, hello->test.perf->tx_depth);
   proto::Welcome welcome;
   std::vector<proto::Step> cm_timeline;
   std::optional<Result<Endpoint>> setup;  // emplaced, never assigned: owners keep their order
@@ -230,6 +233,16 @@ void session(int id, Fd sock, std::string peer, const ServerOptions& o, CmAccept
   if (hello->test.cm) {
     setup.emplace(setup_cm(*acceptor, welcome.cm_token, eo, *hello, o, sock, end, cm_timeline));
     bye.timeline = cm_timeline;
+    // A perf test over rdma_cm still needs our buffer's address and key.
+    if (*setup && perf_test) {
+      const proto::Ready ready{local_qp_info(**setup)};
+      if (auto s = send_frame(sock, proto::to_json(ready), deadline_in(std::chrono::seconds(5)));
+          !s) {
+        out.outcome = "client went away: " + s.error().message();
+        return finish();
+      }
+      before = perf::read_counters(fs, (*setup)->device, (*setup)->port);
+    }
   }
   Result<Endpoint>& ep = *setup;
   if (ep && perf_test) {

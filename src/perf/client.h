@@ -27,6 +27,8 @@ struct PerfOptions {
   int ib_port = 0;
   int gid_index = -1;
   Spec spec;
+  bool cm = false;                            // -R/--cm: connect through librdmacm (RC only)
+  std::string src;                            // --cm: source address to resolve from
   int cpu = -1;                               // --cpu; -1: a core on the device's NUMA node
   std::chrono::milliseconds timeout{120000};  // the whole command
   verbs::RcTiming timing;
@@ -48,6 +50,9 @@ struct PerfReport {
   Counters local_counters;  // deltas over the measurement
   Counters peer_counters;   // the server's deltas over its session
   std::vector<std::string> peer_wc_errors;
+  // --validate: how many checks of landed data ran (both sides), and what was wrong.
+  uint64_t validation_checks = 0;
+  std::vector<std::string> validation_errors;
   std::vector<Finding> findings;
   double elapsed_ms = 0;
 };

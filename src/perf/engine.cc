@@ -14,6 +14,7 @@ using Seconds = std::chrono::duration<double>;
 using Micros = std::chrono::duration<double, std::micro>;
 
 constexpr int kPollBatch = 64;
+constexpr uint64_t kRecvId = 0;  // receives; sends count from 1
 
 struct LaneState {
   std::vector<WorkRequest> wrs;  // the post list, rebuilt per size
@@ -38,6 +39,7 @@ Status post_batch(Lane& lane, LaneState& st, const Spec& s, uint64_t n, uint64_t
     ibv_send_wr& wr = st.wrs[k].wr;
     const uint64_t id = st.posted + k + 1;
     wr.wr_id = id;
+    sequence_atomic(st.wrs[k], id - 1);
     wr.send_flags &= ~static_cast<unsigned>(IBV_SEND_SIGNALED);
     if (id % s.cq_mod == 0 || id == last) wr.send_flags |= IBV_SEND_SIGNALED;
     wr.next = k + 1 < n ? &st.wrs[k + 1].wr : nullptr;
@@ -50,6 +52,12 @@ Status post_batch(Lane& lane, LaneState& st, const Spec& s, uint64_t n, uint64_t
   return ok_status();
 }
 
+// A completed receive is posted again at once: the peer of a bidirectional
+// two-sided test keeps sending while we do.
+Status repost(conn::Endpoint& ep) {
+  return conn::post_recv(ep, kRecvId, static_cast<uint32_t>(ep.half));
+}
+
 // Reaps completions; a signalled one covers every request up to its id (RC order).
 Status reap(Lane& lane, LaneState& st) {
   std::array<ibv_wc, kPollBatch> wc;
@@ -57,12 +65,29 @@ Status reap(Lane& lane, LaneState& st) {
   if (n < 0) return code_error("ibv_poll_cq", n, lane.ep->context());
   for (int i = 0; i < n; ++i) {
     if (wc[i].status != IBV_WC_SUCCESS) return wc_error(wc[i], *lane.ep);
+    if ((wc[i].opcode & IBV_WC_RECV) != 0) {
+      if (auto r = repost(*lane.ep); !r) return r;
+      continue;
+    }
     st.completed = std::max(st.completed, wc[i].wr_id);
   }
   return ok_status();
 }
 
 }  // namespace
+
+Status service_receives(conn::Endpoint& ep) {
+  std::array<ibv_wc, kPollBatch> wc;
+  const int n = ibv_poll_cq(ep.cq.get(), kPollBatch, wc.data());
+  if (n < 0) return code_error("ibv_poll_cq", n, ep.context());
+  for (int i = 0; i < n; ++i) {
+    if (wc[i].status != IBV_WC_SUCCESS) return wc_error(wc[i], ep);
+    if ((wc[i].opcode & IBV_WC_RECV) != 0) {
+      if (auto r = repost(ep); !r) return r;
+    }
+  }
+  return ok_status();
+}
 
 Result<BwSample> run_bw(std::span<Lane> lanes, const Spec& s, uint32_t size, Deadline hard,
                         const std::atomic<bool>& stop) {
@@ -141,6 +166,8 @@ Result<BwSample> run_bw(std::span<Lane> lanes, const Spec& s, uint32_t size, Dea
   b.mpps = mpps(b.msgs, b.seconds);
   const double peak_msgs = peak_rate(progress, Seconds(counted_to - t0).count() / 10);
   b.peak_gbps = std::max(b.avg_gbps, peak_msgs * size * 8 / 1e9);
+  for (const auto& x : st) b.lane_ops.push_back(x.completed);
+  b.out_gbps = b.avg_gbps;
   return b;
 }
 
@@ -209,6 +236,7 @@ Result<LatSample> run_lat(Lane& lane, const Spec& s, uint32_t size, uint64_t& st
       if (auto r = post_receive(*lane.ep, size); !r) return r.error();
     }
     w.wr.wr_id = i + 1;
+    sequence_atomic(w, i);
     ibv_send_wr* bad = nullptr;
     const auto t0 = Clock::now();
     if (int rc = ibv_post_send(lane.ep->qp.get(), &w.wr, &bad); rc != 0) {

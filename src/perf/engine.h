@@ -32,6 +32,11 @@ struct BwSample {
   double peak_gbps = 0;  // best window of a tenth of the run
   double mib_s = 0;
   double mpps = 0;
+  std::vector<uint64_t> lane_ops;  // work requests completed on each lane, warm-up included
+  // Bidirectional: what each direction moved; avg_gbps and the rest are their sum.
+  bool bidir = false;
+  double out_gbps = 0;
+  double in_gbps = 0;
 };
 
 struct LatSample {
@@ -40,6 +45,11 @@ struct LatSample {
   LatStats stats;
   std::vector<Bucket> histogram;  // when the spec asks for it
 };
+
+// Reaps completions of LANE's CQ without posting sends: receives are posted
+// again as they complete (a bidirectional send test keeps them posted on both
+// sides). A completion error is returned with the QP named.
+Status service_receives(conn::Endpoint& ep);
 
 // One size over every lane, bounded by the spec's iterations or duration and
 // by HARD. A completion error ends the run with the status and the QP named.

@@ -27,13 +27,11 @@ json to_json(const PerfReport& r) {
   const Spec& s = r.options.spec;
   json results = json::array();
   for (const auto& b : r.bw) {
-    results.push_back({{"size", b.size},
-                       {"messages", b.msgs},
-                       {"seconds", b.seconds},
-                       {"avg_gbps", b.avg_gbps},
-                       {"peak_gbps", b.peak_gbps},
-                       {"mib_per_s", b.mib_s},
-                       {"mpps", b.mpps}});
+    json e = {{"size", b.size},         {"messages", b.msgs},       {"seconds", b.seconds},
+              {"avg_gbps", b.avg_gbps}, {"peak_gbps", b.peak_gbps}, {"mib_per_s", b.mib_s},
+              {"mpps", b.mpps}};
+    if (b.bidir) e["directions"] = {{"out_gbps", b.out_gbps}, {"in_gbps", b.in_gbps}};
+    results.push_back(std::move(e));
   }
   for (const auto& l : r.lat) {
     json hist = json::array();
@@ -72,7 +70,10 @@ json to_json(const PerfReport& r) {
         {"rx_depth", s.rx_depth},
         {"inline_size", s.inline_size},
         {"post_list", s.post_list},
-        {"cq_mod", s.cq_mod}}},
+        {"cq_mod", s.cq_mod},
+        {"bidirectional", s.bidir},
+        {"validate", s.validate},
+        {"cm", r.options.cm}}},
       {"local", facts(r.local)},
       {"peer", facts(r.peer)},
       {"placement",
@@ -86,6 +87,9 @@ json to_json(const PerfReport& r) {
         {"pcie_gbps", opt(r.link.pcie_gbps)},
         {"mtu", r.link.mtu}}},
       {"results", results},
+      {"validation", s.validate
+                         ? json{{"checks", r.validation_checks}, {"errors", r.validation_errors}}
+                         : json(nullptr)},
       {"counters", {{"local", counters(r.local_counters)}, {"peer", counters(r.peer_counters)}}},
       {"peer_wc_errors", r.peer_wc_errors},
       {"warnings", r.warnings},
@@ -107,6 +111,8 @@ std::string format_text(const json& d) {
           ? fmt::format("{} s per size", s["duration_s"].get<double>())
           : fmt::format("{} iterations per size", s["iterations"].get<uint64_t>()),
       s["qps"].get<int>());
+  if (s.value("bidirectional", false))
+    out += "  both directions at once (-b): figures are their sum\n";
   for (const char* side : {"local", "peer"}) {
     const json& f = d[side];
     if (f.is_null()) continue;
@@ -128,6 +134,11 @@ std::string format_text(const json& d) {
                          x["size"].get<uint32_t>(), x["messages"].get<uint64_t>(),
                          x["peak_gbps"].get<double>(), x["avg_gbps"].get<double>(),
                          x["mib_per_s"].get<double>(), x["mpps"].get<double>());
+      if (x.contains("directions")) {
+        out += fmt::format(" {:>10} {:>12} out {:.4f} + in {:.4f} Gb/s\n", "", "",
+                           x["directions"]["out_gbps"].get<double>(),
+                           x["directions"]["in_gbps"].get<double>());
+      }
     }
   } else {
     out +=

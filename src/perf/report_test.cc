@@ -87,6 +87,23 @@ TEST(Schema, BwAndLatReportsConform) {
   EXPECT_EQ(schema_violations(schema, to_json(lat)), std::vector<std::string>{});
 }
 
+TEST(Schema, BidirectionalAndValidatedReportsConformAndPrint) {
+  PerfReport r = bw_report();
+  r.options.spec.bidir = true;
+  r.options.spec.validate = true;
+  r.bw[0].bidir = true;
+  r.bw[0].out_gbps = 0.5;
+  r.bw[0].in_gbps = 0.548576;
+  r.validation_checks = 2;
+  const auto doc = to_json(r);
+  EXPECT_EQ(schema_violations(load_schema(), doc), std::vector<std::string>{});
+  EXPECT_EQ(doc["results"][0]["directions"]["in_gbps"], 0.548576);
+  EXPECT_EQ(doc["validation"]["checks"], 2);
+  const std::string text = format_text(doc);
+  EXPECT_NE(text.find("out 0.5000 + in 0.5486 Gb/s"), std::string::npos) << text;
+  EXPECT_NE(text.find("both directions at once"), std::string::npos) << text;
+}
+
 TEST(Schema, ViolationsAreFound) {
   const auto schema = load_schema();
   auto doc = to_json(bw_report());

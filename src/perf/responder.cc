@@ -1,9 +1,15 @@
 #include "perf/responder.h"
 
+#include <fmt/core.h>
 #include <poll.h>
+
+#include <array>
+#include <atomic>
 
 #include "perf/engine.h"
 #include "perf/spec.h"
+#include "perf/sync.h"
+#include "perf/validate.h"
 #include "perf/work_request.h"
 
 namespace rdmacheck::perf {
@@ -16,127 +22,255 @@ bool readable(const Fd& sock, int timeout_ms) {
   return ::poll(&p, 1, timeout_ms) > 0;
 }
 
-// The client's done (or its absence), into the outcome.
-void read_done(const Fd& sock, ResponderOutcome& out) {
-  auto frame = recv_frame(sock, deadline_in(std::chrono::seconds(2)));
-  if (!frame) {
-    out.outcome = "client went away: " + frame.error().message();
-    return;
-  }
-  auto done = proto::parse_done(*frame);
-  if (!done) {
-    out.outcome = "bad message: " + done.error().message();
-  } else if (done->received < done->sent) {
-    out.outcome = "client saw failures";
-  }
-}
-
 void note_wc(const ibv_wc& wc, proto::Bye& bye) {
   if (wc.status != IBV_WC_WR_FLUSH_ERR && bye.wc_errors.size() < 16) {
     bye.wc_errors.push_back(conn::wc_status_text(wc.status));
   }
 }
 
-// One-sided ops: the data path never touches this CPU; wait for the client.
-void stay_out_of_the_way(const Fd& sock, Deadline end, ResponderOutcome& out) {
-  while (!readable(sock, std::min(ms_left(end), 200))) {
-    if (Clock::now() >= end) {
-      out.outcome = "session time limit reached";
-      return;
+// What one session needs to play its part and to answer the client's barriers.
+struct Responder {
+  conn::Endpoint& ep;
+  const proto::Hello& hello;
+  const proto::PerfParams& perf;
+  const Fd& sock;
+  Deadline end;
+  proto::Bye& bye;
+  ResponderOutcome& out;
+  Op op;
+  DataPlan plan;
+  uint64_t counted = 0;           // atomics: operations the client reported so far
+  std::vector<uint64_t> own_ops;  // bidirectional: what we completed per size
+
+  [[nodiscard]] uint32_t size_of(uint32_t step) const {
+    return step < perf.sizes.size() ? perf.sizes[step] : 0;
+  }
+
+  // --validate: our sources for STEP (what we send, or what the client reads).
+  void prepare(uint32_t step) {
+    const uint32_t size = size_of(step);
+    if (!perf.validate || size == 0) return;
+    if (plan.fills_send) fill_pattern(ep.send_buf(), size, perf.seed, Side::kServer, step);
+    if (plan.fills_recv) fill_pattern(ep.recv_buf(), size, perf.seed, Side::kServer, step);
+  }
+
+  // --validate: what landed on our side in STEP, after both sides ran it.
+  std::vector<std::string> check(uint32_t step, uint64_t client_ops) {
+    std::vector<std::string> errors;
+    const uint32_t size = size_of(step);
+    if (!perf.validate || size == 0) return errors;
+    auto note = [&](const char* what, const std::optional<std::string>& why) {
+      if (why) errors.push_back(fmt::format("{} ({} B): {}", what, size, *why));
+    };
+    if (plan.checks_recv) {
+      const uint64_t n = plan.last_byte_stamped ? size - 1 : size;
+      note("data the client sent",
+           check_pattern(ep.recv_buf() + plan.recv_offset, n, perf.seed, Side::kClient, step));
+    }
+    if (plan.checks_fetch) {
+      note("data read from the client",
+           check_pattern(ep.send_buf(), size, perf.seed, Side::kClient, step));
+    }
+    if (plan.checks_counter) {
+      counted += client_ops;
+      note("the client's atomics", check_counter(ep.recv_buf(), counted));
+    }
+    return errors;
+  }
+
+  // The client's done, into the outcome.
+  void on_done(const nlohmann::json& frame) {
+    auto done = proto::parse_done(frame);
+    if (!done) {
+      out.outcome = "bad message: " + done.error().message();
+    } else if (done->received < done->sent) {
+      out.outcome = "client saw failures";
     }
   }
-  read_done(sock, out);
-}
 
-// send / write_imm bandwidth: repost every receive as it completes, sleeping
-// on the completion channel between bursts.
-void sink(conn::Endpoint& ep, uint32_t size, const Fd& sock, Deadline end, proto::Bye& bye,
-          ResponderOutcome& out) {
-  for (;;) {
-    auto wc = conn::next_completion(ep, end, sock.get());
-    if (!wc) {
-      out.outcome =
-          wc.error().errnum == ETIMEDOUT ? "session time limit reached" : wc.error().message();
-      return;
+  // One control frame: a check barrier is answered here; true when the
+  // session is over (done, or a message that ends it).
+  bool on_frame(const Result<nlohmann::json>& frame) {
+    if (!frame) {
+      out.outcome = "client went away: " + frame.error().message();
+      return true;
     }
-    if (!wc->has_value()) return read_done(sock, out);
-    if ((*wc)->status != IBV_WC_SUCCESS) {
-      note_wc(**wc, bye);
-      continue;
+    if (proto::message_type(*frame) != "sync") {
+      on_done(*frame);
+      return true;
     }
-    ++out.received;
-    if (auto s = conn::post_recv(ep, 0, size); !s) {
-      out.outcome = s.error().message();
-      return;
+    auto sync = proto::parse_sync(*frame);
+    if (!sync) {
+      out.outcome = "bad message: " + sync.error().message();
+      return true;
     }
+    if (sync->phase == "go") return answer(*sync, {}, true);
+    proto::Sync reply = *sync;
+    reply.errors = check(sync->step, sync->ops);
+    reply.ops = sync->step < own_ops.size() ? own_ops[sync->step] : 0;
+    prepare(sync->step + 1);
+    return answer(reply, reply.errors, false);
   }
-}
 
-// Ping-pongs, busy-polled as the client does: send echoes each receive with a
-// send of its length; write answers each stamped write with one of its own.
-void echo(conn::Endpoint& ep, const proto::Hello& hello, Op op, const Fd& sock, Deadline end,
-          proto::Bye& bye, ResponderOutcome& out) {
-  const auto& perf = *hello.test.perf;
-  const bool ud = ep.qp->qp_type == IBV_QPT_UD;
-  uint64_t stamp = 0;
-  size_t size_index = 0;
-  uint64_t in_size = 0;
-  for (uint64_t spins = 1;; ++spins) {
-    if (spins % kSocketCheckEvery == 0) {
-      if (readable(sock, 0)) return read_done(sock, out);
-      if (Clock::now() >= end) {
-        out.outcome = "session time limit reached";
-        return;
-      }
+  bool answer(proto::Sync reply, std::vector<std::string> errors, bool ends) {
+    reply.errors = std::move(errors);
+    if (auto s = send_frame(sock, proto::to_json(reply), deadline_in(std::chrono::seconds(5)));
+        !s) {
+      out.outcome = "client went away: " + s.error().message();
+      return true;
     }
-    ibv_wc wc{};
-    const int n = ibv_poll_cq(ep.cq.get(), 1, &wc);
-    if (n == 1 && wc.status != IBV_WC_SUCCESS) {
-      note_wc(wc, bye);
-      out.outcome = "completion error: " + conn::wc_status_text(wc.status);
-      stay_out_of_the_way(sock, end, out);
-      return;
-    }
-    if (op == Op::kSend && n == 1 && (wc.opcode & IBV_WC_RECV) != 0) {
-      ++out.received;
-      const uint32_t len = ud ? wc.byte_len - 40 : wc.byte_len;
-      WorkRequest w;
-      build_wr(op, ep, hello.qp, len, 0, w);
-      w.wr.send_flags |= IBV_SEND_SIGNALED;
-      ibv_send_wr* bad = nullptr;
-      if (!conn::post_recv(ep, 0, static_cast<uint32_t>(ep.half)) ||
-          ibv_post_send(ep.qp.get(), &w.wr, &bad) != 0) {
-        out.outcome = "could not post the echo";
-        stay_out_of_the_way(sock, end, out);
-        return;
-      }
-      ++out.replied;
-    }
-    if (op == Op::kWrite && size_index < perf.sizes.size()) {
-      const uint32_t size = perf.sizes[size_index];
-      const uint8_t mark = stamp_byte(stamp);
-      if (static_cast<uint8_t>(*(static_cast<volatile char*>(ep.recv_buf()) + size - 1)) == mark) {
-        ++out.received;
-        ++stamp;
-        ep.send_buf()[size - 1] = static_cast<char>(mark);
-        WorkRequest w;
-        build_wr(op, ep, hello.qp, size, 0, w);
-        w.wr.send_flags |= IBV_SEND_SIGNALED;
-        ibv_send_wr* bad = nullptr;
-        if (ibv_post_send(ep.qp.get(), &w.wr, &bad) != 0) {
-          out.outcome = "could not post the echo";
-          stay_out_of_the_way(sock, end, out);
+    if (ends) out.outcome = "a go barrier outside a bidirectional test";
+    return ends;
+  }
+
+  // One-sided ops: the data path never touches this CPU; wait for the client.
+  void stay_out_of_the_way() {
+    for (;;) {
+      while (!readable(sock, std::min(ms_left(end), 200))) {
+        if (Clock::now() >= end) {
+          out.outcome = "session time limit reached";
           return;
         }
-        ++out.replied;
-        if (++in_size == perf.iterations) {
-          in_size = 0;
-          ++size_index;
+      }
+      if (on_frame(recv_frame(sock, deadline_in(std::chrono::seconds(2))))) return;
+    }
+  }
+
+  // send / write_imm bandwidth: repost every receive as it completes, sleeping
+  // on the completion channel between bursts.
+  void sink() {
+    for (;;) {
+      auto wc = conn::next_completion(ep, end, sock.get());
+      if (!wc) {
+        out.outcome =
+            wc.error().errnum == ETIMEDOUT ? "session time limit reached" : wc.error().message();
+        return;
+      }
+      if (!wc->has_value()) {
+        if (on_frame(recv_frame(sock, deadline_in(std::chrono::seconds(2))))) return;
+        continue;
+      }
+      if ((*wc)->status != IBV_WC_SUCCESS) {
+        note_wc(**wc, bye);
+        continue;
+      }
+      ++out.received;
+      if (auto s = conn::post_recv(ep, 0, static_cast<uint32_t>(ep.half)); !s) {
+        out.outcome = s.error().message();
+        return;
+      }
+    }
+  }
+
+  bool post_echo(uint32_t len) {
+    WorkRequest w;
+    build_wr(op, ep, hello.qp, len, 0, w);
+    w.wr.send_flags |= IBV_SEND_SIGNALED;
+    ibv_send_wr* bad = nullptr;
+    if (ibv_post_send(ep.qp.get(), &w.wr, &bad) != 0) {
+      out.outcome = "could not post the echo";
+      stay_out_of_the_way();
+      return false;
+    }
+    ++out.replied;
+    return true;
+  }
+
+  // Ping-pongs, busy-polled as the client does: send echoes each receive with
+  // a send of its length; write answers each stamped write with one of its own.
+  void echo() {
+    const bool ud = ep.qp->qp_type == IBV_QPT_UD;
+    uint64_t stamp = 0;
+    size_t size_index = 0;
+    uint64_t in_size = 0;
+    for (uint64_t spins = 1;; ++spins) {
+      if (spins % kSocketCheckEvery == 0) {
+        if (readable(sock, 0)) {
+          if (on_frame(recv_frame(sock, deadline_in(std::chrono::seconds(2))))) return;
+        } else if (Clock::now() >= end) {
+          out.outcome = "session time limit reached";
+          return;
+        }
+      }
+      ibv_wc wc{};
+      const int n = ibv_poll_cq(ep.cq.get(), 1, &wc);
+      if (n == 1 && wc.status != IBV_WC_SUCCESS) {
+        note_wc(wc, bye);
+        out.outcome = "completion error: " + conn::wc_status_text(wc.status);
+        stay_out_of_the_way();
+        return;
+      }
+      if (op == Op::kSend && n == 1 && (wc.opcode & IBV_WC_RECV) != 0) {
+        ++out.received;
+        const uint32_t len = ud ? wc.byte_len - 40 : wc.byte_len;
+        if (!conn::post_recv(ep, 0, static_cast<uint32_t>(ep.half))) {
+          out.outcome = "could not post a receive";
+          stay_out_of_the_way();
+          return;
+        }
+        if (!post_echo(len)) return;
+      }
+      if (op == Op::kWrite && size_index < perf.sizes.size()) {
+        const uint32_t size = perf.sizes[size_index];
+        const uint8_t mark = stamp_byte(stamp);
+        if (static_cast<uint8_t>(*(static_cast<volatile char*>(ep.recv_buf()) + size - 1)) ==
+            mark) {
+          ++out.received;
+          ++stamp;
+          ep.send_buf()[size - 1] = static_cast<char>(mark);
+          if (!post_echo(size)) return;
+          if (++in_size == perf.iterations) {
+            in_size = 0;
+            ++size_index;
+          }
         }
       }
     }
   }
-}
+
+  // -b: the same test towards the client, size by size between go barriers,
+  // while our receives stay posted for the client's direction.
+  void bidirectional() {
+    Spec s;
+    s.kind = Kind::kBw;
+    s.op = op;
+    s.transport = hello.test.transport;
+    s.iterations = perf.iterations;
+    s.duration_s = perf.duration_ms / 1000.0;
+    s.tx_depth = perf.tx_depth;
+    s.post_list = perf.post_list;
+    s.cq_mod = perf.cq_mod;
+    s.inline_size = perf.inline_size;
+    static const std::atomic<bool> never{false};
+    conn::Endpoint* const eps[] = {&ep};
+    for (;;) {
+      auto frame = await_frame(sock, eps, end);
+      if (!frame || proto::message_type(*frame) != "sync") {
+        if (on_frame(frame)) return;
+        continue;
+      }
+      auto sync = proto::parse_sync(*frame);
+      if (!sync || sync->phase != "go" || sync->step >= perf.sizes.size()) {
+        if (on_frame(frame)) return;
+        continue;
+      }
+      prepare(sync->step);
+      if (answer(*sync, {}, false)) return;
+      Lane lane{&ep, hello.qp};
+      auto b = run_bw(std::span<Lane>(&lane, 1), s, perf.sizes[sync->step], end, never);
+      if (!b) {
+        out.outcome = "our direction failed: " + b.error().message();
+        bye.wc_errors.push_back(b.error().message().substr(0, 200));
+        stay_out_of_the_way();
+        return;
+      }
+      own_ops.resize(sync->step + 1);
+      own_ops[sync->step] = b->lane_ops.empty() ? 0 : b->lane_ops[0];
+      bye.bw.push_back(proto::DirSample{b->size, b->msgs, b->seconds});
+      out.replied += b->msgs;
+    }
+  }
+};
 
 }  // namespace
 
@@ -145,12 +279,25 @@ ResponderOutcome respond_perf(conn::Endpoint& ep, const proto::Hello& hello, con
   ResponderOutcome out;
   const Op op = parse_op(hello.test.op).value_or(Op::kWrite);
   const bool lat = hello.test.kind == "lat";
-  if (lat && (op == Op::kSend || op == Op::kWrite)) {
-    echo(ep, hello, op, sock, end, bye, out);
-  } else if (!lat && two_sided(op)) {
-    sink(ep, static_cast<uint32_t>(ep.half), sock, end, bye, out);
+  const proto::PerfParams& perf = *hello.test.perf;
+  Responder r{ep,
+              hello,
+              perf,
+              sock,
+              end,
+              bye,
+              out,
+              op,
+              data_plan(op, lat ? Kind::kLat : Kind::kBw, hello.test.transport, perf.bidir, true)};
+  r.prepare(0);
+  if (perf.bidir) {
+    r.bidirectional();
+  } else if (lat && (op == Op::kSend || op == Op::kWrite)) {
+    r.echo();
+  } else if (two_sided(op)) {
+    r.sink();
   } else {
-    stay_out_of_the_way(sock, end, out);
+    r.stay_out_of_the_way();
   }
   return out;
 }

@@ -112,6 +112,7 @@ std::optional<std::string> validate(const Spec& s) {
     return "CQ moderation must divide the tx depth";
   }
   if (s.inline_size > 1024) return "inline size must be at most 1024 bytes";
+  if (s.bidir && s.kind != Kind::kBw) return "-b is a bandwidth mode; lat is a ping-pong already";
   return std::nullopt;
 }
 

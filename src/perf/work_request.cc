@@ -8,7 +8,7 @@ void build_wr(Op op, const conn::Endpoint& ep, const proto::QpInfo& peer, uint32
               uint32_t inline_size, WorkRequest& w) {
   w = WorkRequest{};
   const bool lands_here = op == Op::kRead || is_atomic(op);
-  w.sge.addr = reinterpret_cast<uintptr_t>(lands_here ? ep.recv_buf() : ep.send_buf());
+  w.sge.addr = reinterpret_cast<uintptr_t>(ep.send_buf());
   w.sge.length = size;
   w.sge.lkey = ep.mr->lkey;
   w.wr.sg_list = &w.sge;
@@ -34,7 +34,7 @@ void build_wr(Op op, const conn::Endpoint& ep, const proto::QpInfo& peer, uint32
       return;
     case Op::kAtomicCswap:
       w.wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
-      w.wr.wr.atomic = {peer.addr, 0, 0, peer.rkey};  // compare 0, swap 0: always succeeds
+      w.wr.wr.atomic = {peer.addr, 0, 1, peer.rkey};  // see sequence_atomic
       return;
   }
   if (ep.qp->qp_type == IBV_QPT_UD) {

@@ -81,6 +81,15 @@ class Fields {
     return s;
   }
 
+  bool flag(const char* key) {
+    const json* v = find(key);
+    if (v != nullptr && !v->is_boolean()) {
+      fail(key, "must be true or false");
+      return false;
+    }
+    return v != nullptr && v->get<bool>();
+  }
+
   const json* object(const char* key) {
     const json* v = find(key);
     if (v != nullptr && !v->is_object()) {
@@ -210,6 +219,13 @@ PerfParams read_perf(Fields& parent, const json* j, uint32_t max_size) {
   }
   p.iterations = r.integer<uint64_t>("iterations", 0, 1ull << 40);
   p.duration_ms = r.integer<uint32_t>("duration_ms", 0, 3600u * 1000u);
+  p.bidir = r.flag("bidir");
+  p.validate = r.flag("validate");
+  p.seed = r.integer<uint32_t>("seed", 0, UINT32_MAX);
+  p.tx_depth = r.integer<uint32_t>("tx_depth", 1, kMaxDepth);
+  p.post_list = r.integer<uint32_t>("post_list", 1, kMaxDepth);
+  p.cq_mod = r.integer<uint32_t>("cq_mod", 1, kMaxDepth);
+  p.inline_size = r.integer<uint32_t>("inline_size", 0, 1024);
   if (!r.error() && (p.iterations == 0) == (p.duration_ms == 0)) {
     parent.merge(plain_error("handshake",
                              "hello.test.perf: give exactly one of iterations and "
@@ -274,9 +290,17 @@ json to_json(const Hello& m) {
   json test = {{"kind", m.test.kind},         {"transport", m.test.transport}, {"op", m.test.op},
                {"max_size", m.test.max_size}, {"depth", m.test.depth},         {"cm", m.test.cm}};
   if (m.test.perf) {
-    test["perf"] = {{"sizes", m.test.perf->sizes},
-                    {"iterations", m.test.perf->iterations},
-                    {"duration_ms", m.test.perf->duration_ms}};
+    const PerfParams& p = *m.test.perf;
+    test["perf"] = {{"sizes", p.sizes},
+                    {"iterations", p.iterations},
+                    {"duration_ms", p.duration_ms},
+                    {"bidir", p.bidir},
+                    {"validate", p.validate},
+                    {"seed", p.seed},
+                    {"tx_depth", p.tx_depth},
+                    {"post_list", p.post_list},
+                    {"cq_mod", p.cq_mod},
+                    {"inline_size", p.inline_size}};
   }
   return {{"type", "hello"},
           {"version", m.version},
@@ -315,7 +339,23 @@ json to_json(const Bye& m) {
     for (const auto& [name, delta] : m.counters) c[name] = delta;
     j["counters"] = std::move(c);
   }
+  if (!m.bw.empty()) {
+    json a = json::array();
+    for (const auto& b : m.bw) {
+      a.push_back({{"size", b.size}, {"messages", b.msgs}, {"seconds", b.seconds}});
+    }
+    j["bw"] = std::move(a);
+  }
   return j;
+}
+
+json to_json(const Sync& m) {
+  return {{"type", "sync"},   {"version", kVersion}, {"step", m.step},
+          {"phase", m.phase}, {"ops", m.ops},        {"errors", m.errors}};
+}
+
+json to_json(const Ready& m) {
+  return {{"type", "ready"}, {"version", kVersion}, {"qp", qp_json(m.qp)}};
 }
 
 Result<Hello> parse_hello(const json& j) {
@@ -425,6 +465,45 @@ Result<Bye> parse_bye(const json& j) {
       m.counters.emplace_back(name, v.get<uint64_t>());
     }
   }
+  if (!r.error() && j.contains("bw")) {
+    if (const json* a = r.array("bw", kMaxSizes)) {
+      for (const auto& e : *a) {
+        Fields b(e, "bye.bw[]");
+        DirSample d;
+        d.size = b.integer<uint32_t>("size", 1, kMaxMessageSize);
+        d.msgs = b.integer<uint64_t>("messages", 0, UINT64_MAX);
+        d.seconds = b.number("seconds", 0, 1e7);
+        r.merge(b.error());
+        m.bw.push_back(d);
+      }
+    }
+  }
+  if (r.error()) return *r.error();
+  return m;
+}
+
+Result<Sync> parse_sync(const json& j) {
+  if (auto e = check_type(j, "sync")) return *e;
+  Fields r(j, "sync");
+  Sync m;
+  m.step = r.integer<uint32_t>("step", 0, kMaxSizes);
+  m.phase = r.one_of("phase", {"go", "check"});
+  m.ops = r.integer<uint64_t>("ops", 0, UINT64_MAX);
+  if (const json* a = r.array("errors", kMaxErrors)) {
+    for (const auto& e : *a) {
+      if (!e.is_string()) return plain_error("handshake", "sync.errors: must be strings");
+      m.errors.push_back(e.get<std::string>().substr(0, kMaxString));
+    }
+  }
+  if (r.error()) return *r.error();
+  return m;
+}
+
+Result<Ready> parse_ready(const json& j) {
+  if (auto e = check_type(j, "ready")) return *e;
+  Fields r(j, "ready");
+  Ready m;
+  m.qp = read_qp(r, r.object("qp"));
   if (r.error()) return *r.error();
   return m;
 }
@@ -441,8 +520,8 @@ constexpr size_t kMaxText = 1024;
 bool kebab(const std::string& s) {
   if (s.empty() || s.size() > 64) return false;
   for (char c : s) {
-    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-          c == '-')) {
+    if (!(std::islower(static_cast<unsigned char>(c)) ||
+          std::isdigit(static_cast<unsigned char>(c)) || c == '-')) {
       return false;
     }
   }
@@ -482,8 +561,8 @@ Result<DoctorReport> parse_doctor_report(const nlohmann::json& j) {
   r.hostname = *host;
   auto fs = j.find("findings");
   if (fs == j.end() || !fs->is_array() || fs->size() > kMaxFindings) {
-    return plain_error("doctor-report", fmt::format("findings: must be an array of at most {}",
-                                                    kMaxFindings));
+    return plain_error("doctor-report",
+                       fmt::format("findings: must be an array of at most {}", kMaxFindings));
   }
   for (const auto& fj : *fs) {
     if (!fj.is_object()) return plain_error("doctor-report", "finding: must be an object");

@@ -51,6 +51,14 @@ struct PerfParams {
   std::vector<uint32_t> sizes;  // 1..kMaxSizes entries, each 1..max_size
   uint64_t iterations = 0;      // per size; 0 = bounded by duration_ms
   uint32_t duration_ms = 0;     // per size; 0 = bounded by iterations
+  bool bidir = false;           // bw -b: the server runs the same test towards the client
+  bool validate = false;        // --validate: both sides check the data that landed
+  uint32_t seed = 0;            // --validate: seeds each side's data pattern
+  // The posting knobs, so a bidirectional server drives its direction as the client does.
+  uint32_t tx_depth = 128;
+  uint32_t post_list = 1;
+  uint32_t cq_mod = 1;
+  uint32_t inline_size = 0;
 };
 constexpr size_t kMaxSizes = 64;
 
@@ -92,6 +100,13 @@ struct Done {
   uint64_t received = 0;
 };
 
+// What the server measured of its own direction in a bidirectional bw test.
+struct DirSample {
+  uint32_t size = 0;
+  uint64_t msgs = 0;
+  double seconds = 0;
+};
+
 struct Bye {
   std::vector<Step> timeline;
   uint64_t received = 0;
@@ -100,19 +115,42 @@ struct Bye {
   std::string firewall;  // the server's own view of UDP 4791 filtering: "", or the rule text
   // bw/lat: the server port's counter deltas over the session ("hw_counters/out_of_seq_request").
   std::vector<std::pair<std::string, uint64_t>> counters;
+  std::vector<DirSample> bw;  // bidirectional bw: the server's direction, per size
 };
 constexpr size_t kMaxCounters = 256;
+
+// A barrier between the two sides of a bw/lat test, over the control
+// connection. "go": both sides start size STEP together (bidirectional).
+// "check": the client finished size STEP (OPS work requests completed on this
+// QP); the server answers once its own run of that size is over too, with
+// what it found wrong in the data that landed on its side (--validate).
+struct Sync {
+  uint32_t step = 0;
+  std::string phase = "go";  // go | check
+  uint64_t ops = 0;
+  std::vector<std::string> errors;
+};
+
+// --cm perf tests: after ESTABLISHED the server sends where its buffer is,
+// which the connection manager's handshake does not carry.
+struct Ready {
+  QpInfo qp;
+};
 
 nlohmann::json to_json(const Hello& m);
 nlohmann::json to_json(const Welcome& m);
 nlohmann::json to_json(const Done& m);
 nlohmann::json to_json(const Bye& m);
+nlohmann::json to_json(const Sync& m);
+nlohmann::json to_json(const Ready& m);
 nlohmann::json error_message(const std::string& text);
 
 Result<Hello> parse_hello(const nlohmann::json& j);
 Result<Welcome> parse_welcome(const nlohmann::json& j);
 Result<Done> parse_done(const nlohmann::json& j);
 Result<Bye> parse_bye(const nlohmann::json& j);
+Result<Sync> parse_sync(const nlohmann::json& j);
+Result<Ready> parse_ready(const nlohmann::json& j);
 
 // "type" of a message, or "" when absent; an "error" message's text.
 std::string message_type(const nlohmann::json& j);

@@ -141,6 +141,61 @@ TEST(Messages, PerfTestsCarryTheirParamsStrictly) {
   EXPECT_FALSE(parse_hello(j).ok());
 }
 
+TEST(Messages, BarriersReadyAndTheServersDirection) {
+  Sync s;
+  s.step = 3;
+  s.phase = "check";
+  s.ops = 500;
+  s.errors = {"data the client sent (4096 B): byte 0 of 4096 is 0x00, expected 0x5c"};
+  auto p = parse_sync(to_json(s));
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  EXPECT_EQ(p->step, 3u);
+  EXPECT_EQ(p->phase, "check");
+  EXPECT_EQ(p->ops, 500u);
+  EXPECT_EQ(p->errors, s.errors);
+  auto j = to_json(s);
+  j["phase"] = "later";
+  EXPECT_FALSE(parse_sync(j).ok());
+  j = to_json(s);
+  j["step"] = 100000;  // more steps than sizes a test may have
+  EXPECT_FALSE(parse_sync(j).ok());
+  EXPECT_FALSE(parse_sync(to_json(Done{})).ok());  // a done is not a sync
+
+  Ready r{sample_hello().qp};
+  r.qp.rkey = 0x1234;
+  auto pr = parse_ready(to_json(r));
+  ASSERT_TRUE(pr.ok()) << pr.error().message();
+  EXPECT_EQ(pr->qp.rkey, 0x1234u);
+
+  Bye b;
+  b.bw = {{4096, 300, 0.25}};
+  auto pb = parse_bye(to_json(b));
+  ASSERT_TRUE(pb.ok()) << pb.error().message();
+  ASSERT_EQ(pb->bw.size(), 1u);
+  EXPECT_EQ(pb->bw[0].msgs, 300u);
+  auto jb = to_json(b);
+  jb["bw"][0]["size"] = 0;
+  EXPECT_FALSE(parse_bye(jb).ok());
+
+  Hello h = sample_hello();
+  h.test.kind = "bw";
+  h.test.op = "send";
+  h.test.perf = PerfParams{{4096}, 100, 0};
+  h.test.perf->bidir = true;
+  h.test.perf->validate = true;
+  h.test.perf->seed = 77;
+  h.test.perf->tx_depth = 16;
+  auto ph = parse_hello(to_json(h));
+  ASSERT_TRUE(ph.ok()) << ph.error().message();
+  EXPECT_TRUE(ph->test.perf->bidir);
+  EXPECT_TRUE(ph->test.perf->validate);
+  EXPECT_EQ(ph->test.perf->seed, 77u);
+  EXPECT_EQ(ph->test.perf->tx_depth, 16u);
+  auto jh = to_json(h);
+  jh["test"]["perf"]["bidir"] = "yes";
+  EXPECT_FALSE(parse_hello(jh).ok());
+}
+
 TEST(Messages, ByeCountersAreNamedCounts) {
   Bye b;
   b.counters = {{"hw_counters/out_of_seq_request", 7}};

@@ -5,14 +5,56 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include "lab/lab_harness.h"
+#include "perf/schema_check.h"
 
 namespace rdmacheck::labtest {
 namespace {
 
+// Every document bw and lat printed in the lab conforms to the checked-in schema.
+void expect_schema(const nlohmann::json& d) {
+  static const nlohmann::json schema = [] {
+    std::ifstream in(RDMACHECK_SCHEMAS "/perf.schema.json");
+    return nlohmann::json::parse(in);
+  }();
+  EXPECT_EQ(perf::schema_violations(schema, d), std::vector<std::string>{}) << d.dump(2);
+}
+
+bool has(const std::vector<std::string>& ids, const char* id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+// --validate ran checks on both hosts and every one found the data intact.
+void expect_validated(const nlohmann::json& d) {
+  ASSERT_TRUE(d["validation"].is_object()) << d.dump(2);
+  EXPECT_GT(d["validation"]["checks"].get<uint64_t>(), 0u) << d.dump(2);
+  EXPECT_EQ(d["validation"]["errors"].size(), 0u) << d.dump(2);
+  const auto ids = finding_ids(d["findings"]);
+  EXPECT_TRUE(has(ids, "data-validated")) << d.dump(2);
+  EXPECT_FALSE(has(ids, "data-validation-failed")) << d.dump(2);
+}
+
+// -b: both directions moved data and the figures are their sum.
+void expect_bidirectional(const nlohmann::json& d) {
+  EXPECT_EQ(d["ok"], true) << d.dump(2);
+  EXPECT_EQ(d["spec"]["bidirectional"], true);
+  ASSERT_FALSE(d["results"].empty()) << d.dump(2);
+  for (const auto& x : d["results"]) {
+    ASSERT_TRUE(x.contains("directions")) << x.dump(2);
+    const double out = x["directions"]["out_gbps"].get<double>();
+    const double in = x["directions"]["in_gbps"].get<double>();
+    EXPECT_GT(out, 0);
+    EXPECT_GT(in, 0);
+    EXPECT_NEAR(x["avg_gbps"].get<double>(), out + in, 1e-9);
+  }
+  expect_schema(d);
+}
+
 void expect_sane_bw(const nlohmann::json& d, const std::string& op, size_t sizes) {
   ASSERT_TRUE(d.is_object());
+  expect_schema(d);
   EXPECT_EQ(d["ok"], true) << d.dump(2);
   EXPECT_EQ(d["spec"]["op"], op);
   ASSERT_EQ(d["results"].size(), sizes) << d.dump(2);
@@ -76,6 +118,7 @@ TEST(PerfLab, LatencyOfWriteSendAndRead) {
   for (size_t i = 0; i < 3; ++i) {
     const auto& d = run_output(r, "h2", i);
     ASSERT_TRUE(d.is_object()) << r.console;
+    expect_schema(d);
     EXPECT_EQ(d["ok"], true) << d.dump(2);
     for (const auto& x : d["results"]) {
       EXPECT_EQ(x["round_trips"], 100);
@@ -92,6 +135,77 @@ TEST(PerfLab, LatencyOfWriteSendAndRead) {
   uint64_t in_buckets = 0;
   for (const auto& b : read["histogram"]) in_buckets += b["count"].get<uint64_t>();
   EXPECT_EQ(in_buckets, 100u);
+}
+
+TEST(PerfLab, BidirectionalAndValidatedBandwidth) {
+  const auto r =
+      run_lab({"--run", "h2:rdmacheck bw h1 -b -n 300 -s 4096 --json",  //
+               "--run", "h2:rdmacheck bw h1 --validate -n 200 -s 2,4096 --json", "--run",
+               "h2:rdmacheck bw h1 -b --op send --validate -n 300 -s 4096 -t 16 --json", "--run",
+               "h2:rdmacheck bw h1 -b --op read --validate -n 200 -s 4096 --json", "--run",
+               "h2:rdmacheck bw h1 --op atomic_cswap --validate -n 200 --json", "--run",
+               "h2:rdmacheck bw h1 -b --op atomic_fadd --validate -n 200 -q 2 --json", "--run",
+               "h2:rdmacheck bw h1 -b --op send -D 1 -q 2 -s 1024 --json"});
+  ASSERT_LE(r.exit, 1) << r.console;
+  const auto& write = run_output(r, "h2", 0);
+  expect_bidirectional(write);
+  EXPECT_EQ(write["results"][0]["messages"], 600);  // 300 each way
+  EXPECT_TRUE(write["validation"].is_null());
+  // The server's receive counter saw the client's 300 sends and its own 300 went out.
+  const auto& send = run_output(r, "h2", 2);
+  expect_bidirectional(send);
+  expect_validated(send);
+  EXPECT_GE(send["counters"]["peer"]["hw_counters/rdma_recvs"].get<uint64_t>(), 300u);
+  EXPECT_GE(send["counters"]["local"]["hw_counters/rdma_recvs"].get<uint64_t>(), 300u);
+  const auto& uni = run_output(r, "h2", 1);
+  expect_sane_bw(uni, "write", 2);
+  expect_validated(uni);
+  EXPECT_EQ(uni["validation"]["checks"], 2);  // the server checked each size
+  expect_bidirectional(run_output(r, "h2", 3));
+  expect_validated(run_output(r, "h2", 3));
+  expect_sane_bw(run_output(r, "h2", 4), "atomic_cswap", 1);
+  expect_validated(run_output(r, "h2", 4));
+  const auto& fadd = run_output(r, "h2", 5);
+  expect_bidirectional(fadd);
+  expect_validated(fadd);
+  EXPECT_EQ(fadd["validation"]["checks"], 4);  // both hosts counted both QPs' atomics
+  const auto& timed = run_output(r, "h2", 6);
+  expect_bidirectional(timed);
+  EXPECT_EQ(timed["spec"]["qps"], 2);
+}
+
+TEST(PerfLab, LatencyOfEveryTransportAndAtomicsValidatedAndRdmaCm) {
+  const auto r =
+      run_lab({"--run", "h2:rdmacheck lat h1 --validate -n 50 -s 2,64 --json",  //
+               "--run", "h2:rdmacheck lat h1 --op atomic_cswap --validate -n 50 --json", "--run",
+               "h2:rdmacheck lat h1 --op atomic_fadd --validate -n 50 --json", "--run",
+               "h2:rdmacheck lat h1 -c UD --op send --validate -n 50 -s 512 --json", "--run",
+               "h2:rdmacheck lat h1 -c UC --validate -n 50 -s 64 --json", "--run",
+               "h2:rdmacheck bw h1 --cm -n 200 -s 4096 --json", "--run",
+               "h2:rdmacheck bw h1 -R -b --op write_imm --validate -n 200 -s 1024 --json", "--run",
+               "h2:rdmacheck lat h1 --cm --op send -n 50 --json"});
+  ASSERT_LE(r.exit, 1) << r.console;
+  for (size_t i = 0; i < 8; ++i) {
+    const auto& d = run_output(r, "h2", i);
+    ASSERT_TRUE(d.is_object()) << r.console;
+    EXPECT_EQ(d["ok"], true) << d.dump(2);
+    expect_schema(d);
+    if (i < 5 || i == 6) expect_validated(d);
+  }
+  // Both hosts checked both sizes of the write ping-pong.
+  EXPECT_EQ(run_output(r, "h2", 0)["validation"]["checks"], 4);
+  // Atomics wait for the fetched value: a full round trip.
+  EXPECT_EQ(run_output(r, "h2", 1)["results"][0]["measure"], "round_trip");
+  EXPECT_EQ(run_output(r, "h2", 2)["results"][0]["round_trips"], 50);
+  EXPECT_EQ(run_output(r, "h2", 3)["spec"]["transport"], "ud");
+  EXPECT_EQ(run_output(r, "h2", 4)["spec"]["transport"], "uc");
+  const auto& cm = run_output(r, "h2", 5);
+  EXPECT_EQ(cm["spec"]["cm"], true);
+  expect_sane_bw(cm, "write", 1);
+  expect_bidirectional(run_output(r, "h2", 6));
+  EXPECT_EQ(run_output(r, "h2", 7)["spec"]["cm"], true);
+  // The server logged the connection manager's part.
+  EXPECT_NE(r.console.find("(rdma_cm)"), std::string::npos) << r.console;
 }
 
 TEST(PerfLab, LossDuringTheTestIsNamedFromTheCounters) {
