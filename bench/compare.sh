@@ -1,36 +1,59 @@
 #!/bin/sh
-# rdmacheck against perftest and qperf in one lab session, alternating run by
-# run at the same size and iterations, and the median of rdmacheck/peer
-# ratios. Emulated figures mean nothing on their own; only the ratios do.
-#   build/rdmacheck lab --timeout 900 --setup 'h1:sh bench/peers.sh' \
-#     --run 'h2:sh bench/compare.sh 65536 2000 5 300'
-SIZE=${1:-65536}; N=${2:-2000}; RUNS=${3:-5}; LATN=${4:-300}
+# rdmacheck against perftest and qperf in one lab session on the same
+# Soft-RoCE devices: for each test, RUNS alternating runs of rdmacheck and
+# its peer at the same size and iterations, and the median of the per-run
+# ratios rdmacheck/peer. Emulated figures mean nothing on their own; only the
+# ratios do. Bandwidth ratios above 1 and latency ratios below 1 favour
+# rdmacheck.
+#   rdmacheck lab --timeout 1500 --setup "h1:sh $PWD/bench/peers.sh 4096 1000 200" \
+#     --run "h2:sh $PWD/bench/compare.sh 4096 1000 5 200"
+SIZE=${1:-4096}; N=${2:-1000}; RUNS=${3:-5}; LATN=${4:-200}
 median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f\n", a / b; }'; }
-: > /tmp/bw_pt; : > /tmp/bw_qp; : > /tmp/lat_pt; : > /tmp/lat_qp
-for i in $(seq "$RUNS"); do
-  rc=$(rdmacheck bw h1 -s "$SIZE" -n "$N" --json | jq '.results[0].avg_gbps')
-  sleep 1  # the perftest server loop restarts after each client
-  pt=$(ib_write_bw -d rxe0 -x 1 -F -p 18515 -s "$SIZE" -n "$N" --report_gbits h1 2>&1 |
-       tee /tmp/ib_write_bw.out | awk -v s="$SIZE" '$1 == s {print $4}')
-  [ -n "$pt" ] || { echo "ib_write_bw gave no figure:"; tail -3 /tmp/ib_write_bw.out; }
-  # qperf prints "bw = 12.3 MB/sec" (decimal MB) or GB/sec.
-  qp=$(qperf -cm1 h1 -m "$SIZE" rc_rdma_write_bw 2>/dev/null |
-       awk '/^ *bw/ {m = ($4 ~ /^GB/) ? 8 : ($4 ~ /^KB/ ? 0.000008 : 0.008); print $3 * m}')
-  ratio "$rc" "$pt" >> /tmp/bw_pt; ratio "$rc" "$qp" >> /tmp/bw_qp
-  echo "run $i bw Gb/s: rdmacheck $rc ib_write_bw $pt qperf $qp"
-  rl=$(rdmacheck lat h1 -s 2 -n "$LATN" --json | jq '.results[0].median_us')
-  sleep 1
-  pl=$(ib_write_lat -d rxe0 -x 1 -F -p 18516 -s 2 -n "$LATN" h1 2>&1 |
-       tee /tmp/ib_write_lat.out | awk '$1 == 2 {print $5}')
-  [ -n "$pl" ] || { echo "ib_write_lat gave no figure:"; tail -3 /tmp/ib_write_lat.out; }
-  # qperf rc_lat is a half round trip too: "latency = 180 us" (or ms).
-  ql=$(qperf -cm1 h1 -m 2 rc_lat 2>/dev/null |
-       awk '/^ *latency/ {m = ($4 ~ /^ms/) ? 1000 : ($4 ~ /^ns/ ? 0.001 : 1); print $3 * m}')
-  ratio "$rl" "$pl" >> /tmp/lat_pt; ratio "$rl" "$ql" >> /tmp/lat_qp
-  echo "run $i lat us (median, half RTT): rdmacheck $rl ib_write_lat $pl qperf $ql"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.3f\n", a / b; }'; }
+
+# perftest prints "#bytes #iterations BW-peak BW-average MsgRate" for bw and
+# "#bytes #iterations t_min t_max t_typical ..." for lat: column 4 or 5.
+perftest() {  # program port column size iters
+  "$1" -d rxe0 -x 1 -F -p "$2" -s "$4" -n "$5" --report_gbits h1 2>&1 |
+    tee "/tmp/$1.out" | awk -v s="$4" -v c="$3" '$1 == s {print $c}'
+}
+# qperf: "bw = 12.3 MB/sec" (decimal) or "latency = 180 us", scaled to Gb/s and us.
+qperf_bw() {
+  qperf -cm1 -t 2 h1 -m "$SIZE" "$1" 2>/dev/null |
+    awk '/^ *bw/ {m = ($4 ~ /^GB/) ? 8 : ($4 ~ /^KB/ ? 0.000008 : 0.008); print $3 * m}'
+}
+qperf_lat() {
+  qperf -cm1 -t 2 h1 -m 2 "$1" 2>/dev/null |
+    awk '/^ *latency/ {m = ($4 ~ /^ms/) ? 1000 : ($4 ~ /^ns/ ? 0.001 : 1); print $3 * m}'
+}
+
+compare() {  # name rdmacheck-figure-command peer-figure-command
+  name=$1; : > "/tmp/ratios.$name"; a=""; b=""
+  for i in $(seq "$RUNS"); do
+    a=$(eval "$2"); sleep 1  # perftest's server loop restarts after each client
+    b=$(eval "$3"); sleep 1
+    ratio "$a" "$b" >> "/tmp/ratios.$name"
+    echo "run $i $name: rdmacheck $a peer ${b:-none}"
+  done
+}
+rc_bw() { rdmacheck bw h1 --op "$1" -s "$SIZE" -n "$N" --json | jq '.results[0].avg_gbps'; }
+rc_lat() { rdmacheck lat h1 --op "$1" -s 2 -n "$LATN" --json | jq '.results[0].median_us'; }
+
+compare write_bw "rc_bw write" "perftest ib_write_bw 18515 4 $SIZE $N"
+compare read_bw "rc_bw read" "perftest ib_read_bw 18516 4 $SIZE $N"
+compare send_bw "rc_bw send" "perftest ib_send_bw 18517 4 $SIZE $N"
+compare write_lat "rc_lat write" "perftest ib_write_lat 18518 5 2 $LATN"
+compare read_lat "rc_lat read" "perftest ib_read_lat 18519 5 2 $LATN"
+compare send_lat "rc_lat send" "perftest ib_send_lat 18520 5 2 $LATN"
+compare qperf_rc_rdma_write_bw "rc_bw write" "qperf_bw rc_rdma_write_bw"
+compare qperf_rc_lat "rc_lat send" "qperf_lat rc_lat"
+# Not a tool comparison: RDMA against TCP over the same emulated wire.
+compare qperf_tcp_bw "rc_bw write" "qperf_bw tcp_bw"
+compare qperf_tcp_lat "rc_lat send" "qperf_lat tcp_lat"
+
+echo "median ratios rdmacheck/peer over $RUNS runs (bw: >1 favours rdmacheck; lat: <1 does):"
+for f in write_bw read_bw send_bw write_lat read_lat send_lat qperf_rc_rdma_write_bw qperf_rc_lat \
+         qperf_tcp_bw qperf_tcp_lat; do
+  printf '  %-24s %s (%s of %s runs paired)\n' "$f" "$(median < "/tmp/ratios.$f")" \
+    "$(wc -l < "/tmp/ratios.$f")" "$RUNS"
 done
-echo "median ratio bw  rdmacheck/ib_write_bw  $(median < /tmp/bw_pt)"
-echo "median ratio bw  rdmacheck/qperf        $(median < /tmp/bw_qp)"
-echo "median ratio lat rdmacheck/ib_write_lat $(median < /tmp/lat_pt)"
-echo "median ratio lat rdmacheck/qperf        $(median < /tmp/lat_qp)"

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdio>
 #include <memory>
+#include <numeric>
 
 #include "cli/command.h"
 #include "perf/client.h"
@@ -23,6 +24,7 @@ struct PerfOpts {
   bool report_gbits = false;
   bool json = false;
   double timeout_s = 120;
+  uint32_t cq_mod = 0;  // 0: chosen from the tx depth
 };
 
 Runner attach_perf(CLI::App& app, perf::Kind kind) {
@@ -71,9 +73,10 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
     app.add_option("-l,--post-list", o->p.spec.post_list, "work requests per ibv_post_send")
         ->check(CLI::Range(1u, proto::kMaxDepth))
         ->default_val(1);
-    app.add_option("-Q,--cq-mod", o->p.spec.cq_mod, "signal every Nth work request")
-        ->check(CLI::Range(1u, proto::kMaxDepth))
-        ->default_val(1);
+    app.add_option("-Q,--cq-mod", o->cq_mod,
+                   "signal every Nth work request (default: the largest of 64, 32, ... 1 that "
+                   "divides -t; perftest signals every 100th)")
+        ->check(CLI::Range(1u, proto::kMaxDepth));
     app.add_flag("-b,--bidirectional", o->p.spec.bidir,
                  "both hosts send at once (the server runs the same test back); figures are the "
                  "sum of both directions, as perftest's -b");
@@ -110,6 +113,8 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
     }
     p.spec.op = *op;
     p.spec.transport = t;
+    // Fewer completions to reap per message is how perftest reaches line rate.
+    if (bw) p.spec.cq_mod = o->cq_mod != 0 ? o->cq_mod : std::gcd(p.spec.tx_depth, 64u);
     if (o->all) {
       p.spec.sizes =
           perf::is_atomic(*op) ? std::vector<uint32_t>{perf::kAtomicSize} : perf::all_sizes();

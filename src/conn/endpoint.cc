@@ -443,14 +443,16 @@ Result<Endpoint> accept_cm_endpoint(const EndpointOptions& o, verbs::CmIdPtr id,
   return ep;
 }
 
-Status cm_connect(Endpoint& ep, const std::string& private_data, const verbs::RcTiming& t,
-                  Deadline d, std::vector<proto::Step>& timeline) {
+namespace {
+
+// Starts the connection manager's side of the handshake (CALL: rdma_connect
+// or rdma_accept) and waits for ESTABLISHED, recording the step.
+template <typename Start>
+Status establish(Endpoint& ep, const verbs::RcTiming& t, rdma_conn_param p, const char* call,
+                 Start start, Deadline d, std::vector<proto::Step>& timeline) {
   set_ack_timeout(ep.cm_id.get(), t);
-  rdma_conn_param p = conn_param(t);
-  p.private_data = private_data.data();
-  p.private_data_len = static_cast<uint8_t>(private_data.size());
   const auto t0 = Clock::now();
-  if (rdma_connect(ep.cm_id.get(), &p) != 0) return errno_error("rdma_connect", ep.context());
+  if (start(ep.cm_id.get(), &p) != 0) return errno_error(call, ep.context());
   auto ev = verbs::expect_cm_event(ep.cm_channel.get(), RDMA_CM_EVENT_ESTABLISHED, d, ep.context());
   timeline.push_back(proto::Step{"ESTABLISHED", Micros(Clock::now() - t0).count(), ev.ok(),
                                  ev.ok() ? "" : ev.error().message()});
@@ -459,18 +461,19 @@ Status cm_connect(Endpoint& ep, const std::string& private_data, const verbs::Rc
   return ok_status();
 }
 
+}  // namespace
+
+Status cm_connect(Endpoint& ep, const std::string& private_data, const verbs::RcTiming& t,
+                  Deadline d, std::vector<proto::Step>& timeline) {
+  rdma_conn_param p = conn_param(t);
+  p.private_data = private_data.data();
+  p.private_data_len = static_cast<uint8_t>(private_data.size());
+  return establish(ep, t, p, "rdma_connect", rdma_connect, d, timeline);
+}
+
 Status cm_accept(Endpoint& ep, const verbs::RcTiming& t, Deadline d,
                  std::vector<proto::Step>& timeline) {
-  set_ack_timeout(ep.cm_id.get(), t);
-  rdma_conn_param p = conn_param(t);
-  const auto t0 = Clock::now();
-  if (rdma_accept(ep.cm_id.get(), &p) != 0) return errno_error("rdma_accept", ep.context());
-  auto ev = verbs::expect_cm_event(ep.cm_channel.get(), RDMA_CM_EVENT_ESTABLISHED, d, ep.context());
-  timeline.push_back(proto::Step{"ESTABLISHED", Micros(Clock::now() - t0).count(), ev.ok(),
-                                 ev.ok() ? "" : ev.error().message()});
-  if (!ev) return ev.error();
-  record_cm_qp_state(ep, timeline);
-  return ok_status();
+  return establish(ep, t, conn_param(t), "rdma_accept", rdma_accept, d, timeline);
 }
 
 proto::HostFacts local_facts(const Endpoint& ep) {
@@ -494,6 +497,19 @@ proto::HostFacts local_facts(const Endpoint& ep) {
   return f;
 }
 
+namespace {
+
+// The device's limits on reads and atomics in flight per QP, as responder and
+// as requester (rxe: 128 each; ConnectX: 16), within the verbs' 8 bits.
+std::pair<uint8_t, uint8_t> device_rd_atom(ibv_context* ctx) {
+  ibv_device_attr a{};
+  if (ctx == nullptr || ibv_query_device(ctx, &a) != 0) return {16, 16};
+  auto cap = [](int v) { return static_cast<uint8_t>(std::clamp(v, 1, 255)); };
+  return {cap(a.max_qp_rd_atom), cap(a.max_qp_init_rd_atom)};
+}
+
+}  // namespace
+
 proto::QpInfo local_qp_info(const Endpoint& ep) {
   proto::QpInfo q;
   q.qpn = ep.qp->qp_num;
@@ -503,6 +519,7 @@ proto::QpInfo local_qp_info(const Endpoint& ep) {
   q.addr = reinterpret_cast<uintptr_t>(ep.recv_buf());
   q.rkey = ep.mr->rkey;
   q.qkey = ep.qkey;
+  q.rd_atom = device_rd_atom(ep.verbs).first;
   return q;
 }
 
@@ -550,12 +567,19 @@ Status connect_qp(Endpoint& ep, const proto::QpInfo& peer, int peer_mtu, const v
     }
     return timed_step(timeline, "RTS", [&] { return verbs::uc_to_rts(ep.qp.get(), ep.psn); });
   }
+  // As many reads in flight as both devices allow, as perftest does: the
+  // fixed 16 of ConnectX halved read bandwidth on rxe, which takes 128.
+  verbs::RcTiming rt = t;
+  const auto [dest, init] = device_rd_atom(ep.verbs);
+  rt.dest_rd_atomic = dest;
+  rt.rd_atomic =
+      static_cast<uint8_t>(std::min<uint32_t>(init, peer.rd_atom == 0 ? 1 : peer.rd_atom));
   if (auto s =
-          timed_step(timeline, "RTR", [&] { return verbs::to_rtr(ep.qp.get(), path, remote, t); });
+          timed_step(timeline, "RTR", [&] { return verbs::to_rtr(ep.qp.get(), path, remote, rt); });
       !s) {
     return s;
   }
-  return timed_step(timeline, "RTS", [&] { return verbs::to_rts(ep.qp.get(), ep.psn, t); });
+  return timed_step(timeline, "RTS", [&] { return verbs::to_rts(ep.qp.get(), ep.psn, rt); });
 }
 
 Status post_recv(Endpoint& ep, uint64_t wr_id, uint32_t len) {

@@ -177,6 +177,7 @@ QpInfo read_qp(Fields& parent, const json* j) {
   q.addr = r.integer<uint64_t>("addr", 0, UINT64_MAX);
   q.rkey = r.integer<uint32_t>("rkey", 0, UINT32_MAX);
   q.qkey = r.integer<uint32_t>("qkey", 0, UINT32_MAX);
+  q.rd_atom = r.integer<uint32_t>("rd_atom", 0, 255);
   parent.merge(r.error());
   return q;
 }
@@ -236,8 +237,8 @@ PerfParams read_perf(Fields& parent, const json* j, uint32_t max_size) {
 }
 
 json qp_json(const QpInfo& q) {
-  return {{"qpn", q.qpn},   {"psn", q.psn},   {"gid", q.gid},  {"lid", q.lid},
-          {"addr", q.addr}, {"rkey", q.rkey}, {"qkey", q.qkey}};
+  return {{"qpn", q.qpn},   {"psn", q.psn},   {"gid", q.gid},   {"lid", q.lid},
+          {"addr", q.addr}, {"rkey", q.rkey}, {"qkey", q.qkey}, {"rd_atom", q.rd_atom}};
 }
 
 }  // namespace

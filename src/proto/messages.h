@@ -42,7 +42,8 @@ struct QpInfo {
   uint16_t lid = 0;
   uint64_t addr = 0;  // buffer for RDMA write/read tests, 0 when none
   uint32_t rkey = 0;
-  uint32_t qkey = 0;  // UD only
+  uint32_t qkey = 0;      // UD only
+  uint32_t rd_atom = 16;  // RC: RDMA reads/atomics this QP accepts at once as responder
 };
 
 // What the server must know of a bw/lat test to play its part: the sizes in

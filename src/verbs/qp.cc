@@ -67,7 +67,7 @@ Status to_rtr(ibv_qp* qp, const PathParams& path, const RemoteQp& remote, const 
               .is_global = static_cast<uint8_t>(path.global ? 1 : 0),
               .port_num = path.port,
           },
-      .max_dest_rd_atomic = 16,
+      .max_dest_rd_atomic = t.dest_rd_atomic,
       .min_rnr_timer = t.min_rnr_timer,
   };
   // One mask flag per line, as rdma-core writes them.
@@ -89,7 +89,7 @@ Status to_rts(ibv_qp* qp, uint32_t sq_psn, const RcTiming& timing) {
   ibv_qp_attr attr = {
       .qp_state = IBV_QPS_RTS,
       .sq_psn = sq_psn & 0xffffff,
-      .max_rd_atomic = 16,
+      .max_rd_atomic = t.rd_atomic,
       .timeout = t.timeout,
       .retry_cnt = t.retry_cnt,
       .rnr_retry = t.rnr_retry,

@@ -32,6 +32,11 @@ struct RcTiming {
   uint8_t retry_cnt = 6;
   uint8_t rnr_retry = 6;
   uint8_t min_rnr_timer = 12;  // 0.64 ms
+  // RDMA reads and atomics in flight: what we accept as responder (RTR) and
+  // issue as requester (RTS). Read bandwidth rises with the second; it must
+  // not exceed what the peer accepts (conn::connect_qp takes the smaller).
+  uint8_t dest_rd_atomic = 16;
+  uint8_t rd_atomic = 16;
 };
 RcTiming clamp_timing(RcTiming t);
 
