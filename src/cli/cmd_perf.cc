@@ -1,6 +1,8 @@
 // `rdmacheck bw HOST` and `rdmacheck lat HOST`: perftest's flags where they
 // mean the same thing (-d -i -x -s -n -a -D -q -b -c -t -I -l -Q -R), declared once
 // for both commands.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -148,6 +150,14 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
       return 2;
     }
     p.timeout = std::chrono::milliseconds(static_cast<int64_t>(o->timeout_s * 1000));
+    // The progress line goes to stderr, and only where someone watches it.
+    if (!o->json && ::isatty(STDERR_FILENO) != 0) {
+      p.progress = [](const std::string& line) {
+        std::fprintf(stderr, "\r\033[K%s", line.c_str());
+        if (line.empty()) std::fputs("\r", stderr);
+        std::fflush(stderr);
+      };
+    }
     const perf::PerfReport r = perf::run_perf(p, stop_requested());
     const nlohmann::json doc = perf::to_json(r);
     if (o->json) {

@@ -272,9 +272,32 @@ Status go(Barriers& b, uint32_t step, Deadline end) {
   return replies ? ok_status() : Status(replies.error());
 }
 
+// The progress line: which size of how many, and how far into it.
+Tick ticker(const PerfOptions& o, Clock::time_point start, uint32_t step, uint64_t target) {
+  if (!o.progress) return {};
+  auto last = std::make_shared<Clock::time_point>();
+  return [&o, start, step, target, last](uint64_t done) {
+    const auto now = Clock::now();
+    if (now - start < std::chrono::seconds(1) || now - *last < std::chrono::milliseconds(200)) {
+      return;
+    }
+    *last = now;
+    const Spec& s = o.spec;
+    const char* unit = s.kind == Kind::kBw ? "messages" : "round trips";
+    const std::string how = target > 0
+                                ? fmt::format("{} of {} {}", done, target, unit)
+                                : fmt::format("{:.1f} of {} s, {} {}",
+                                              std::chrono::duration<double>(now - start).count(),
+                                              s.duration_s, done, unit);
+    o.progress(fmt::format("{} {} B (size {} of {}): {}", kind_name(s.kind), s.sizes[step],
+                           step + 1, s.sizes.size(), how));
+  };
+}
+
 void measure(PerfReport& r, const PerfOptions& o, std::vector<Session>& sessions, uint32_t seed,
              Deadline end, const std::atomic<bool>& stop) {
   const Spec& s = o.spec;
+  const auto start = Clock::now();
   std::vector<Lane> lanes;
   Barriers b;
   for (auto& x : sessions) {
@@ -295,12 +318,13 @@ void measure(PerfReport& r, const PerfOptions& o, std::vector<Session>& sessions
     }
     std::vector<uint64_t> ops;
     if (s.kind == Kind::kBw) {
-      auto x = run_bw(lanes, s, size, end, stop);
+      auto x =
+          run_bw(lanes, s, size, end, stop, ticker(o, start, step, s.iterations * lanes.size()));
       if (!x) return fail(r, "traffic", x.error());
       ops = x->lane_ops;
       r.bw.push_back(*x);
     } else {
-      auto l = run_lat(lanes[0], s, size, stamp, end, stop);
+      auto l = run_lat(lanes[0], s, size, stamp, end, stop, ticker(o, start, step, s.iterations));
       if (!l) return fail(r, "traffic", l.error());
       ops = {l->stats.n};
       r.lat.push_back(std::move(*l));
@@ -368,6 +392,7 @@ PerfReport run_perf(const PerfOptions& o, const std::atomic<bool>& stop) {
   }
   const Counters before = read_counters(FsRoot("/"), ep.device, ep.port);
   if (r.ok) measure(r, o, sessions, seed, end, stop);
+  if (o.progress) o.progress("");
   r.local_counters = delta(before, read_counters(FsRoot("/"), ep.device, ep.port));
   uint64_t msgs = 0;
   for (const auto& b : r.bw) msgs += b.msgs;

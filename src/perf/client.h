@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@ struct PerfOptions {
   int cpu = -1;                               // --cpu; -1: a core on the device's NUMA node
   std::chrono::milliseconds timeout{120000};  // the whole command
   verbs::RcTiming timing;
+  // A line saying how far the run is, at most every 200 ms once it has taken
+  // a second ("" when done, to clear it); empty for none (JSON, not a TTY).
+  std::function<void(const std::string&)> progress;
 };
 
 struct PerfReport {

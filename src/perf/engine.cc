@@ -90,7 +90,7 @@ Status service_receives(conn::Endpoint& ep) {
 }
 
 Result<BwSample> run_bw(std::span<Lane> lanes, const Spec& s, uint32_t size, Deadline hard,
-                        const std::atomic<bool>& stop) {
+                        const std::atomic<bool>& stop, const Tick& tick) {
   const bool timed = s.duration_s > 0;
   std::vector<LaneState> st(lanes.size());
   for (size_t l = 0; l < lanes.size(); ++l) {
@@ -145,6 +145,7 @@ Result<BwSample> run_bw(std::span<Lane> lanes, const Spec& s, uint32_t size, Dea
     if (now - last_mark >= std::chrono::milliseconds(1)) {
       progress.push_back({Seconds(now - t0).count(), done});
       last_mark = now;
+      if (tick) tick(done);
     }
     bool drained = true;
     for (const auto& x : st) drained = drained && x.completed == x.posted;
@@ -222,7 +223,7 @@ Status wait_stamp(Lane& lane, uint32_t size, uint8_t stamp, Deadline hard,
 }  // namespace
 
 Result<LatSample> run_lat(Lane& lane, const Spec& s, uint32_t size, uint64_t& stamp, Deadline hard,
-                          const std::atomic<bool>& stop) {
+                          const std::atomic<bool>& stop, const Tick& tick) {
   WorkRequest w;
   build_wr(s.op, *lane.ep, lane.peer, size, s.inline_size, w);
   w.wr.send_flags |= IBV_SEND_SIGNALED;
@@ -253,6 +254,7 @@ Result<LatSample> run_lat(Lane& lane, const Spec& s, uint32_t size, uint64_t& st
     }
     const double rtt = Micros(t1 - t0).count();
     us.push_back(pingpong ? rtt / 2 : rtt);
+    if (tick) tick(i + 1);
   }
   // Write: drain our last write's completion.
   if (s.op == Op::kWrite) {

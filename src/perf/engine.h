@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -51,15 +52,19 @@ struct LatSample {
 // sides). A completion error is returned with the QP named.
 Status service_receives(conn::Endpoint& ep);
 
+// Called as a run goes (often: rate-limit it) with the messages or round
+// trips completed so far; empty for none.
+using Tick = std::function<void(uint64_t done)>;
+
 // One size over every lane, bounded by the spec's iterations or duration and
 // by HARD. A completion error ends the run with the status and the QP named.
 Result<BwSample> run_bw(std::span<Lane> lanes, const Spec& s, uint32_t size, Deadline hard,
-                        const std::atomic<bool>& stop);
+                        const std::atomic<bool>& stop, const Tick& tick = {});
 
 // One size on one lane. STAMP counts messages across sizes, in step with the
 // responder (write: both sides watch the last byte of their buffer for it).
 Result<LatSample> run_lat(Lane& lane, const Spec& s, uint32_t size, uint64_t& stamp, Deadline hard,
-                          const std::atomic<bool>& stop);
+                          const std::atomic<bool>& stop, const Tick& tick = {});
 
 // The byte a write ping-pong stamps into the last byte of message number N:
 // never 0, so a zeroed buffer never matches.

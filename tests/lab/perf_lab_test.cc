@@ -183,7 +183,9 @@ TEST(PerfLab, LatencyOfEveryTransportAndAtomicsValidatedAndRdmaCm) {
                "h2:rdmacheck lat h1 -c UC --validate -n 50 -s 64 --json", "--run",
                "h2:rdmacheck bw h1 --cm -n 200 -s 4096 --json", "--run",
                "h2:rdmacheck bw h1 -R -b --op write_imm --validate -n 200 -s 1024 --json", "--run",
-               "h2:rdmacheck lat h1 --cm --op send -n 50 --json"});
+               "h2:rdmacheck lat h1 --cm --op send -n 50 --json",
+               // On a terminal (script gives it one) a run over a second shows progress.
+               "--run", "h2:script -qec 'rdmacheck bw h1 -D 2 -s 4096' /dev/null"});
   ASSERT_LE(r.exit, 1) << r.console;
   for (size_t i = 0; i < 8; ++i) {
     const auto& d = run_output(r, "h2", i);
@@ -206,6 +208,22 @@ TEST(PerfLab, LatencyOfEveryTransportAndAtomicsValidatedAndRdmaCm) {
   EXPECT_EQ(run_output(r, "h2", 7)["spec"]["cm"], true);
   // The server logged the connection manager's part.
   EXPECT_NE(r.console.find("(rdma_cm)"), std::string::npos) << r.console;
+  nlohmann::json tty;
+  for (const auto& h : r.doc["hosts"]) {
+    if (h["name"] == "h2" && h["runs"].size() > 8) tty = h["runs"][8];
+  }
+  ASSERT_TRUE(tty.is_object() && tty["output"].is_string()) << [&] {
+    std::string c;
+    for (const auto& h : r.doc["hosts"]) {
+      for (const auto& x : h["runs"]) c += h["name"].dump() + " " + x["command"].dump() + "\n";
+    }
+    return c;
+  }();
+  const std::string shown = tty["output"].get<std::string>();
+  EXPECT_NE(shown.find("bw 4096 B (size 1 of 1): 1."), std::string::npos) << shown;
+  EXPECT_NE(shown.find(" of 2 s, "), std::string::npos) << shown;
+  EXPECT_LE(run_exit(r, "h2", 8), 1) << shown;
+  // Never where no terminal watches: the --json runs above parsed whole.
 }
 
 TEST(PerfLab, LossDuringTheTestIsNamedFromTheCounters) {
