@@ -59,5 +59,14 @@ TEST(SchemaRefs, BrokenReferencesAreErrors) {
             std::string::npos);
 }
 
+TEST(SchemaRefs, TheCheckedInSchemasLoadWithEveryReferenceResolved) {
+  for (const char* name : {"check.schema.json", "perf.schema.json"}) {
+    const auto s = load_schema(RDMACHECK_SCHEMAS, name);
+    ASSERT_TRUE(s) << name << ": " << s.error().message();
+    EXPECT_EQ(s->dump().find("\"$ref\""), std::string::npos) << name;
+  }
+  EXPECT_FALSE(load_schema(RDMACHECK_SCHEMAS, "none.schema.json"));
+}
+
 }  // namespace
 }  // namespace rdmacheck
