@@ -53,7 +53,20 @@ std::optional<proto::DoctorReport> ask_peer_doctor(const CheckOptions& o, Deadli
   return *rep;
 }
 
-// The baseline (or, with --full, every operation and size) of layer 3.
+void finish_layer(LayerReport& l, Clock::time_point t0) {
+  l.status = status_of(l.findings);
+  l.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void not_run(CheckReport& r, size_t from, const std::string& why) {
+  for (size_t i = from; i < r.layers.size(); ++i) {
+    r.layers[i].status = LayerStatus::kNotRun;
+    r.layers[i].not_run_reason = why;
+  }
+}
+
+}  // namespace
+
 std::vector<perf::Spec> perf_plan(const CheckOptions& o) {
   std::vector<perf::Spec> plan;
   auto bw = [](perf::Op op, std::vector<uint32_t> sizes) {
@@ -91,20 +104,6 @@ std::vector<perf::Spec> perf_plan(const CheckOptions& o) {
   plan.push_back(bw(perf::Op::kRead, {65536}));
   return plan;
 }
-
-void finish_layer(LayerReport& l, Clock::time_point t0) {
-  l.status = status_of(l.findings);
-  l.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-void not_run(CheckReport& r, size_t from, const std::string& why) {
-  for (size_t i = from; i < r.layers.size(); ++i) {
-    r.layers[i].status = LayerStatus::kNotRun;
-    r.layers[i].not_run_reason = why;
-  }
-}
-
-}  // namespace
 
 CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
   CheckReport r;
