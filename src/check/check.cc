@@ -68,40 +68,31 @@ void not_run(CheckReport& r, size_t from, const std::string& why) {
 }  // namespace
 
 std::vector<perf::Spec> perf_plan(const CheckOptions& o) {
+  using perf::Kind;
+  using perf::Op;
+  // The baseline; --full runs every operation in every size.
+  static const std::vector<std::pair<Kind, Op>> kBaseline = {{Kind::kBw, Op::kWrite},
+                                                             {Kind::kLat, Op::kWrite},
+                                                             {Kind::kLat, Op::kSend},
+                                                             {Kind::kBw, Op::kRead}};
+  static const std::vector<std::pair<Kind, Op>> kFull = {
+      {Kind::kBw, Op::kWrite},  {Kind::kBw, Op::kRead},  {Kind::kBw, Op::kSend},
+      {Kind::kLat, Op::kWrite}, {Kind::kLat, Op::kSend}, {Kind::kLat, Op::kRead}};
   std::vector<perf::Spec> plan;
-  auto bw = [](perf::Op op, std::vector<uint32_t> sizes) {
-    perf::Spec s;
-    s.kind = perf::Kind::kBw;
-    s.op = op;
-    s.sizes = std::move(sizes);
-    s.iterations = 0;
-    s.duration_s = 2;
-    s.warmup_s = 0.5;
-    return s;
-  };
-  auto lat = [](perf::Op op, std::vector<uint32_t> sizes) {
-    perf::Spec s;
-    s.kind = perf::Kind::kLat;
-    s.op = op;
-    s.sizes = std::move(sizes);
-    s.iterations = 200;
-    s.tx_depth = 1;
-    return s;
-  };
-  if (o.full) {
-    const auto big = perf::all_sizes(1u << 20);
-    const auto small = perf::all_sizes(4096);
-    for (auto op : {perf::Op::kWrite, perf::Op::kRead, perf::Op::kSend})
-      plan.push_back(bw(op, big));
-    for (auto op : {perf::Op::kWrite, perf::Op::kSend, perf::Op::kRead}) {
-      plan.push_back(lat(op, small));
+  for (const auto& [kind, op] : o.full ? kFull : kBaseline) {
+    perf::Spec s{.kind = kind, .op = op};
+    if (kind == Kind::kBw) {  // 2 s a size after 0.5 s of warm-up
+      s.sizes = o.full ? perf::all_sizes(1u << 20) : std::vector<uint32_t>{65536};
+      s.iterations = 0;
+      s.duration_s = 2;
+      s.warmup_s = 0.5;
+    } else {  // 200 round trips a size, one at a time
+      s.sizes = o.full ? perf::all_sizes(4096) : std::vector<uint32_t>{64};
+      s.iterations = 200;
+      s.tx_depth = 1;
     }
-    return plan;
+    plan.push_back(std::move(s));
   }
-  plan.push_back(bw(perf::Op::kWrite, {65536}));
-  plan.push_back(lat(perf::Op::kWrite, {64}));
-  plan.push_back(lat(perf::Op::kSend, {64}));
-  plan.push_back(bw(perf::Op::kRead, {65536}));
   return plan;
 }
 
