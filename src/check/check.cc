@@ -188,7 +188,9 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
     if (rep.obs.failed != conn::Stage::kDone) break;  // the first failure says enough
   }
   if (r.local && r.peer) {
-    for (auto f : compare_hosts(*r.local, *r.peer, o.host)) merge(layer(r, Layer::kDevice), f);
+    for (auto& f : compare_hosts(*r.local, *r.peer, o.host)) {
+      merge(layer(r, Layer::kDevice), std::move(f));
+    }
     layer(r, Layer::kDevice).status = status_of(layer(r, Layer::kDevice).findings);
   }
   for (auto& f : deferred) {
