@@ -53,45 +53,6 @@ std::optional<proto::DoctorReport> ask_peer_doctor(const CheckOptions& o, Deadli
   return *rep;
 }
 
-// The baseline (or, with --full, every operation and size) of layer 3.
-std::vector<perf::Spec> perf_plan(const CheckOptions& o) {
-  std::vector<perf::Spec> plan;
-  auto bw = [](perf::Op op, std::vector<uint32_t> sizes) {
-    perf::Spec s;
-    s.kind = perf::Kind::kBw;
-    s.op = op;
-    s.sizes = std::move(sizes);
-    s.iterations = 0;
-    s.duration_s = 2;
-    s.warmup_s = 0.5;
-    return s;
-  };
-  auto lat = [](perf::Op op, std::vector<uint32_t> sizes) {
-    perf::Spec s;
-    s.kind = perf::Kind::kLat;
-    s.op = op;
-    s.sizes = std::move(sizes);
-    s.iterations = 200;
-    s.tx_depth = 1;
-    return s;
-  };
-  if (o.full) {
-    const auto big = perf::all_sizes(1u << 20);
-    const auto small = perf::all_sizes(4096);
-    for (auto op : {perf::Op::kWrite, perf::Op::kRead, perf::Op::kSend})
-      plan.push_back(bw(op, big));
-    for (auto op : {perf::Op::kWrite, perf::Op::kSend, perf::Op::kRead}) {
-      plan.push_back(lat(op, small));
-    }
-    return plan;
-  }
-  plan.push_back(bw(perf::Op::kWrite, {65536}));
-  plan.push_back(lat(perf::Op::kWrite, {64}));
-  plan.push_back(lat(perf::Op::kSend, {64}));
-  plan.push_back(bw(perf::Op::kRead, {65536}));
-  return plan;
-}
-
 void finish_layer(LayerReport& l, Clock::time_point t0) {
   l.status = status_of(l.findings);
   l.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -105,6 +66,35 @@ void not_run(CheckReport& r, size_t from, const std::string& why) {
 }
 
 }  // namespace
+
+std::vector<perf::Spec> perf_plan(const CheckOptions& o) {
+  using perf::Kind;
+  using perf::Op;
+  // The baseline; --full runs every operation in every size.
+  static const std::vector<std::pair<Kind, Op>> kBaseline = {{Kind::kBw, Op::kWrite},
+                                                             {Kind::kLat, Op::kWrite},
+                                                             {Kind::kLat, Op::kSend},
+                                                             {Kind::kBw, Op::kRead}};
+  static const std::vector<std::pair<Kind, Op>> kFull = {
+      {Kind::kBw, Op::kWrite},  {Kind::kBw, Op::kRead},  {Kind::kBw, Op::kSend},
+      {Kind::kLat, Op::kWrite}, {Kind::kLat, Op::kSend}, {Kind::kLat, Op::kRead}};
+  std::vector<perf::Spec> plan;
+  for (const auto& [kind, op] : o.full ? kFull : kBaseline) {
+    perf::Spec s{.kind = kind, .op = op};
+    if (kind == Kind::kBw) {  // 2 s a size after 0.5 s of warm-up
+      s.sizes = o.full ? perf::all_sizes(1u << 20) : std::vector<uint32_t>{65536};
+      s.iterations = 0;
+      s.duration_s = 2;
+      s.warmup_s = 0.5;
+    } else {  // 200 round trips a size, one at a time
+      s.sizes = o.full ? perf::all_sizes(4096) : std::vector<uint32_t>{64};
+      s.iterations = 200;
+      s.tx_depth = 1;
+    }
+    plan.push_back(std::move(s));
+  }
+  return plan;
+}
 
 CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
   CheckReport r;
@@ -198,7 +188,9 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
     if (rep.obs.failed != conn::Stage::kDone) break;  // the first failure says enough
   }
   if (r.local && r.peer) {
-    for (auto f : compare_hosts(*r.local, *r.peer, o.host)) merge(layer(r, Layer::kDevice), f);
+    for (auto& f : compare_hosts(*r.local, *r.peer, o.host)) {
+      merge(layer(r, Layer::kDevice), std::move(f));
+    }
     layer(r, Layer::kDevice).status = status_of(layer(r, Layer::kDevice).findings);
   }
   for (auto& f : deferred) {

@@ -59,11 +59,13 @@ struct CheckReport {
 CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop);
 
 // Pure pieces (tested): a layer's status from its findings, the comparison of
-// both hosts' facts, and the overall exit status.
+// both hosts' facts, the overall exit status and the performance layer's plan.
 LayerStatus status_of(const std::vector<Finding>& fs);
 std::vector<Finding> compare_hosts(const proto::HostFacts& local, const proto::HostFacts& peer,
                                    const std::string& peer_name);
 int exit_status(const CheckReport& r);
+// Layer 3's tests: the baseline, or with --full every operation and size.
+std::vector<perf::Spec> perf_plan(const CheckOptions& o);
 // The most important findings first: failures, then warnings, by layer.
 std::vector<Finding> top_findings(const CheckReport& r, size_t n);
 

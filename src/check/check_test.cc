@@ -1,5 +1,6 @@
 #include "check/check.h"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include "check/report.h"
@@ -56,6 +57,35 @@ TEST(Check, LayerStatusAndExitStatus) {
   r.layers[1].status = LayerStatus::kPass;
   r.expired_in = "write bw";
   EXPECT_EQ(exit_status(r), 2);
+}
+
+// Each test of layer 3 in one line: what it runs, its sizes and how each size is bounded.
+std::vector<std::string> plan_lines(const CheckOptions& o) {
+  std::vector<std::string> out;
+  for (const auto& s : perf_plan(o)) {
+    out.push_back(fmt::format("{} {} sizes {}..{} ({}) n={} D={} warmup={} tx={} {}",
+                              perf::kind_name(s.kind), perf::op_name(s.op), s.sizes.front(),
+                              s.sizes.back(), s.sizes.size(), s.iterations, s.duration_s,
+                              s.warmup_s, s.tx_depth, s.transport));
+  }
+  return out;
+}
+
+TEST(Check, PerformancePlan) {
+  CheckOptions o;
+  EXPECT_EQ(plan_lines(o), (std::vector<std::string>{
+                               "bw write sizes 65536..65536 (1) n=0 D=2 warmup=0.5 tx=128 rc",
+                               "lat write sizes 64..64 (1) n=200 D=0 warmup=0 tx=1 rc",
+                               "lat send sizes 64..64 (1) n=200 D=0 warmup=0 tx=1 rc",
+                               "bw read sizes 65536..65536 (1) n=0 D=2 warmup=0.5 tx=128 rc"}));
+  o.full = true;
+  EXPECT_EQ(plan_lines(o),
+            (std::vector<std::string>{"bw write sizes 2..1048576 (20) n=0 D=2 warmup=0.5 tx=128 rc",
+                                      "bw read sizes 2..1048576 (20) n=0 D=2 warmup=0.5 tx=128 rc",
+                                      "bw send sizes 2..1048576 (20) n=0 D=2 warmup=0.5 tx=128 rc",
+                                      "lat write sizes 2..4096 (12) n=200 D=0 warmup=0 tx=1 rc",
+                                      "lat send sizes 2..4096 (12) n=200 D=0 warmup=0 tx=1 rc",
+                                      "lat read sizes 2..4096 (12) n=200 D=0 warmup=0 tx=1 rc"}));
 }
 
 TEST(Check, TopFindingsPutFailuresFirst) {

@@ -5,18 +5,6 @@
 #include "check/check.h"
 
 namespace rdmacheck::check {
-namespace {
-
-Finding device_finding(std::string id, Severity s, std::string summary) {
-  Finding f;
-  f.id = std::move(id);
-  f.severity = s;
-  f.layer = Layer::kDevice;
-  f.summary = std::move(summary);
-  return f;
-}
-
-}  // namespace
 
 const char* layer_status_name(LayerStatus s) {
   switch (s) {
@@ -50,9 +38,9 @@ std::vector<Finding> compare_hosts(const proto::HostFacts& l, const proto::HostF
     return fmt::format("{}: {} here, {} on {}", what, a, b, peer_name);
   };
   if (l.netdev_mtu != 0 && p.netdev_mtu != 0 && l.netdev_mtu != p.netdev_mtu) {
-    Finding f = device_finding("mtu-mismatch", Severity::kWarn,
-                               "the two hosts' netdev MTUs differ: RoCE uses the smaller "
-                               "path MTU, and anything sized for the larger one is dropped");
+    Finding f = make_finding("mtu-mismatch", Severity::kWarn, Layer::kDevice,
+                             "the two hosts' netdev MTUs differ: RoCE uses the smaller "
+                             "path MTU, and anything sized for the larger one is dropped");
     f.evidence.push_back(both("netdev MTU", l.netdev_mtu, p.netdev_mtu));
     f.evidence.push_back(both("RoCE active MTU", l.active_mtu, p.active_mtu));
     f.fix =
@@ -61,23 +49,23 @@ std::vector<Finding> compare_hosts(const proto::HostFacts& l, const proto::HostF
     out.push_back(std::move(f));
   }
   if (!l.gid_type.empty() && !p.gid_type.empty() && l.gid_type != p.gid_type) {
-    Finding f = device_finding("gid-type-mismatch", Severity::kFail,
-                               "the two hosts use different GID types");
+    Finding f = make_finding("gid-type-mismatch", Severity::kFail, Layer::kDevice,
+                             "the two hosts use different GID types");
     f.evidence.push_back(both("GID type", l.gid_type, p.gid_type));
     f.fix = "use the RoCE v2 GID of the right address on both sides (-x N)";
     out.push_back(std::move(f));
   }
   if (l.rate_gbps > 0 && p.rate_gbps > 0 && l.rate_gbps != p.rate_gbps) {
-    Finding f = device_finding("link-rate-mismatch", Severity::kWarn,
-                               "the two ports run at different rates: the slower one bounds "
-                               "the link");
+    Finding f = make_finding("link-rate-mismatch", Severity::kWarn, Layer::kDevice,
+                             "the two ports run at different rates: the slower one bounds "
+                             "the link");
     f.evidence.push_back(both("port rate (Gb/s)", l.rate_gbps, p.rate_gbps));
     f.fix = "check cables, optics and switch ports of the slower side (ethtool DEV)";
     out.push_back(std::move(f));
   }
   if (!l.version.empty() && !p.version.empty() && l.version != p.version) {
-    Finding f = device_finding("version-mismatch", Severity::kInfo,
-                               "the two hosts run different rdmacheck versions");
+    Finding f = make_finding("version-mismatch", Severity::kInfo, Layer::kDevice,
+                             "the two hosts run different rdmacheck versions");
     f.evidence.push_back(both("rdmacheck", l.version, p.version));
     out.push_back(std::move(f));
   }

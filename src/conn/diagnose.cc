@@ -9,15 +9,6 @@
 namespace rdmacheck::conn {
 namespace {
 
-Finding conn_finding(std::string id, Severity sev, std::string summary) {
-  Finding f;
-  f.id = std::move(id);
-  f.severity = sev;
-  f.layer = Layer::kConnection;
-  f.summary = std::move(summary);
-  return f;
-}
-
 std::string subnet24(const std::string& gid) {
   // v4-mapped GID "0000:0000:0000:0000:0000:ffff:c612:0001": the /24 is c612:00
   if (gid.size() != 39 || gid.compare(25, 4, "ffff") != 0) return {};
@@ -44,7 +35,7 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
   const bool peer_fw = !o.peer_firewall.empty();
   const bool local_fw = !o.local_firewall.empty();
   if (peer_fw || local_fw) {
-    Finding f = conn_finding("firewall-blocks-roce", Severity::kFail,
+    Finding f = make_finding("firewall-blocks-roce", Severity::kFail, Layer::kConnection,
                              "a firewall drops RoCE v2 (UDP 4791): the TCP handshake passed but no "
                              "RDMA packet was acknowledged");
     if (peer_fw) f.evidence.push_back(fmt::format("on {}: {}", o.host, o.peer_firewall));
@@ -55,7 +46,7 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
   }
   if (o.local && o.peer) {
     if (o.local->gid_type != o.peer->gid_type) {
-      Finding f = conn_finding("gid-type-mismatch", Severity::kFail,
+      Finding f = make_finding("gid-type-mismatch", Severity::kFail, Layer::kConnection,
                                "the two sides use different GID types");
       f.evidence.push_back(fmt::format("this host: index {} {} {}", o.local->gid_index,
                                        o.local->gid_type, o.local->gid));
@@ -66,7 +57,7 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
       out.push_back(std::move(f));
     } else if (!subnet24(o.local->gid).empty() && !subnet24(o.peer->gid).empty() &&
                subnet24(o.local->gid) != subnet24(o.peer->gid)) {
-      Finding f = conn_finding("gid-subnet-mismatch", Severity::kWarn,
+      Finding f = make_finding("gid-subnet-mismatch", Severity::kWarn, Layer::kConnection,
                                "the GIDs in use carry addresses in different subnets");
       f.evidence.push_back(fmt::format("this host: {}  {}: {}", o.local->gid, o.host, o.peer->gid));
       f.fix = "check that the GID index matches the interface that routes to the peer (-x N)";
@@ -84,7 +75,7 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
                            o.peer->netdev_mtu != 0 && o.local->netdev_mtu != o.peer->netdev_mtu;
   if (last_ok != nullptr && first_bad != nullptr) {
     Finding f =
-        conn_finding("mtu-black-hole", Severity::kFail,
+        make_finding("mtu-black-hole", Severity::kFail, Layer::kConnection,
                      fmt::format("messages up to {} bytes pass, {} bytes fail: something on "
                                  "the path drops large frames",
                                  last_ok->size, first_bad->size));
@@ -98,7 +89,8 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
         "with ping -M do -s 8972 PEER";
     out.push_back(std::move(f));
   } else if (mtu_differs) {
-    Finding f = conn_finding("mtu-mismatch", Severity::kWarn, "the two hosts' netdev MTUs differ");
+    Finding f = make_finding("mtu-mismatch", Severity::kWarn, Layer::kConnection,
+                             "the two hosts' netdev MTUs differ");
     f.evidence.push_back(fmt::format("netdev MTU {} here, {} on {}", o.local->netdev_mtu,
                                      o.peer->netdev_mtu, o.host));
     f.fix = "set the same MTU on both hosts and the switch ports between them";
@@ -107,7 +99,7 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
   const bool explained = std::any_of(
       out.begin(), out.end(), [](const Finding& f) { return f.severity == Severity::kFail; });
   if (!explained) {
-    Finding f = conn_finding("roce-packets-lost", Severity::kFail,
+    Finding f = make_finding("roce-packets-lost", Severity::kFail, Layer::kConnection,
                              "the queue pairs reached RTS but no RDMA packet was acknowledged");
     f.evidence.push_back(loss_evidence(o));
     if (o.peer_firewall.empty()) {
@@ -151,8 +143,8 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
     case Stage::kDone:
       break;
     case Stage::kResolve: {
-      Finding f =
-          conn_finding("bad-address", Severity::kFail, fmt::format("cannot resolve '{}'", o.host));
+      Finding f = make_finding("bad-address", Severity::kFail, Layer::kConnection,
+                               fmt::format("cannot resolve '{}'", o.host));
       f.evidence.push_back(o.error);
       f.fix = "give the server's IP address or a name in /etc/hosts";
       out.push_back(std::move(f));
@@ -160,7 +152,7 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
     }
     case Stage::kTcpConnect: {
       if (o.errnum == ECONNREFUSED) {
-        Finding f = conn_finding("server-not-listening", Severity::kFail,
+        Finding f = make_finding("server-not-listening", Severity::kFail, Layer::kConnection,
                                  fmt::format("{} refused the connection on TCP port {}: no "
                                              "rdmacheck serve there",
                                              o.host, o.tcp_port));
@@ -169,7 +161,7 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
         out.push_back(std::move(f));
       } else {
         Finding f =
-            conn_finding("peer-unreachable", Severity::kFail,
+            make_finding("peer-unreachable", Severity::kFail, Layer::kConnection,
                          fmt::format("{} did not answer on TCP port {}", o.host, o.tcp_port));
         f.evidence.push_back(o.error);
         f.fix = "check the address, the route (ip route get ADDR) and firewalls on TCP " +
@@ -181,7 +173,7 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
     case Stage::kLocalSetup: {
       // Registration pins pages against RLIMIT_MEMLOCK: ENOMEM (or EPERM) there is the limit.
       if (o.failed_call == "ibv_reg_mr" && (o.errnum == ENOMEM || o.errnum == EPERM)) {
-        Finding f = conn_finding("memlock-too-low", Severity::kFail,
+        Finding f = make_finding("memlock-too-low", Severity::kFail, Layer::kConnection,
                                  "memory registration failed: the locked-memory limit is too low");
         f.evidence.push_back(o.error);
         f.fix =
@@ -189,7 +181,7 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
             "/etc/security/limits.conf)";
         out.push_back(std::move(f));
       } else {
-        Finding f = conn_finding("local-setup-failed", Severity::kFail,
+        Finding f = make_finding("local-setup-failed", Severity::kFail, Layer::kConnection,
                                  "could not set up the local RDMA endpoint");
         f.evidence.push_back(o.error);
         f.fix = "run 'rdmacheck doctor' on this host";
@@ -198,7 +190,7 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
       break;
     }
     case Stage::kHandshake: {
-      Finding f = conn_finding("handshake-failed", Severity::kFail,
+      Finding f = make_finding("handshake-failed", Severity::kFail, Layer::kConnection,
                                fmt::format("the handshake with {} failed", o.host));
       f.evidence.push_back(o.error);
       f.fix = "run the same rdmacheck version on both hosts; check the server's log";
@@ -206,8 +198,8 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
       break;
     }
     case Stage::kQpSetup: {
-      Finding f =
-          conn_finding("qp-setup-failed", Severity::kFail, "a queue pair state change was refused");
+      Finding f = make_finding("qp-setup-failed", Severity::kFail, Layer::kConnection,
+                               "a queue pair state change was refused");
       f.evidence.push_back(o.error);
       f.fix = "check the GID index and MTU (rdmacheck devices); a RoCE QP needs a valid GID";
       out.push_back(std::move(f));
@@ -217,8 +209,8 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
       if (o.cm_event == "UNREACHABLE" || o.cm_event == "timeout") {
         packets_lost(o, out);
       } else if (o.cm_event == "ADDR_ERROR" || o.cm_event == "ROUTE_ERROR") {
-        Finding f = conn_finding(o.cm_event == "ADDR_ERROR" ? "cm-address-error" : "cm-route-error",
-                                 Severity::kFail,
+        Finding f = make_finding(o.cm_event == "ADDR_ERROR" ? "cm-address-error" : "cm-route-error",
+                                 Severity::kFail, Layer::kConnection,
                                  "librdmacm could not map the peer's address to a local RDMA "
                                  "device and route");
         f.evidence.push_back(o.error);
@@ -228,13 +220,13 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
             "RDMA_CM_SOURCE_ADDRESS=ADDR";
         out.push_back(std::move(f));
       } else if (o.cm_event == "REJECTED") {
-        Finding f = conn_finding("cm-rejected", Severity::kFail,
+        Finding f = make_finding("cm-rejected", Severity::kFail, Layer::kConnection,
                                  "the peer rejected the rdma_cm connection");
         f.evidence.push_back(o.error);
         f.fix = "check that rdmacheck serve runs on the peer with the same port (and version)";
         out.push_back(std::move(f));
       } else {
-        Finding f = conn_finding("cm-connect-failed", Severity::kFail,
+        Finding f = make_finding("cm-connect-failed", Severity::kFail, Layer::kConnection,
                                  "the rdma_cm connection could not be set up");
         f.evidence.push_back(o.error);
         out.push_back(std::move(f));
@@ -253,19 +245,20 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
           packets_lost(o, out);
         }
       } else if (wc == IBV_WC_RNR_RETRY_EXC_ERR) {
-        Finding f = conn_finding("receiver-not-ready", Severity::kFail,
+        Finding f = make_finding("receiver-not-ready", Severity::kFail, Layer::kConnection,
                                  "the receiver had no receive buffer posted (RNR retry exceeded)");
         f.evidence.push_back(o.error);
         f.fix = "the receiving application must post receives before the sender sends";
         out.push_back(std::move(f));
       } else if (wc == IBV_WC_REM_ACCESS_ERR || wc == IBV_WC_LOC_PROT_ERR) {
-        Finding f = conn_finding("remote-access-error", Severity::kFail,
+        Finding f = make_finding("remote-access-error", Severity::kFail, Layer::kConnection,
                                  "an RDMA access was refused (key, bounds or access flags)");
         f.evidence.push_back(o.error);
         f.fix = "check rkey/address exchange and the access flags of the remote memory region";
         out.push_back(std::move(f));
       } else {
-        Finding f = conn_finding("traffic-failed", Severity::kFail, "the data transfer failed");
+        Finding f = make_finding("traffic-failed", Severity::kFail, Layer::kConnection,
+                                 "the data transfer failed");
         f.evidence.push_back(o.error);
         out.push_back(std::move(f));
       }

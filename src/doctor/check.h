@@ -26,12 +26,7 @@ struct CheckResult {
     facts.emplace_back(std::move(key), std::move(value));
   }
   Finding& add(Severity s, std::string id, std::string summary) {
-    Finding f;
-    f.id = std::move(id);
-    f.severity = s;
-    f.layer = layer;
-    f.summary = std::move(summary);
-    findings.push_back(std::move(f));
+    findings.push_back(make_finding(std::move(id), s, layer, std::move(summary)));
     return findings.back();
   }
   [[nodiscard]] Severity status() const { return worst(findings); }

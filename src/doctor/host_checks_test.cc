@@ -63,6 +63,14 @@ TEST(Numa, CpulistsAndPlacement) {
   EXPECT_TRUE(ids(check_numa(Fixture("mlx5-gen3x8").m())).empty());
 }
 
+TEST(Numa, StrictCpulistIsAllOrNothing) {
+  EXPECT_EQ(parse_cpulist_strict("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+  EXPECT_EQ(parse_cpulist_strict("x,2"), std::nullopt);
+  EXPECT_EQ(parse_cpulist_strict("0,,1"), std::nullopt);
+  EXPECT_EQ(parse_cpulist_strict("3-1"), std::nullopt);
+  EXPECT_EQ(parse_cpulist_strict(""), std::nullopt);
+}
+
 // The real capture of a lab guest with iptables -I INPUT -p udp --dport 4791 -j DROP.
 TEST(Firewall, RuleDroppingRoceIsAFailureWithTheRule) {
   const auto rs = check_firewall(Fixture("rxe-lab-doctor-firewall").m());

@@ -32,6 +32,15 @@ const char* layer_name(Layer l) {
   return "?";
 }
 
+Finding make_finding(std::string id, Severity severity, Layer layer, std::string summary) {
+  Finding f;
+  f.id = std::move(id);
+  f.severity = severity;
+  f.layer = layer;
+  f.summary = std::move(summary);
+  return f;
+}
+
 nlohmann::json to_json(const Finding& f) {
   nlohmann::json j = {{"id", f.id},
                       {"severity", severity_name(f.severity)},

@@ -25,6 +25,9 @@ struct Finding {
   std::string host;  // which host it concerns, when more than one
 };
 
+// A finding with its identity and summary; evidence and fix are added by the rule that raises it.
+Finding make_finding(std::string id, Severity severity, Layer layer, std::string summary);
+
 nlohmann::json to_json(const Finding& f);
 nlohmann::json to_json(const std::vector<Finding>& fs);
 

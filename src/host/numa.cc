@@ -11,25 +11,47 @@ bool to_int(const std::string& s, int* v) {
   return ec == std::errc() && p == s.data() + s.size();
 }
 
-}  // namespace
+// One part of a cpulist, "8" or "10-11"; nullopt when malformed.
+std::optional<std::pair<int, int>> cpu_range(const std::string& text) {
+  const std::string part = trim(text);
+  const auto dash = part.find('-');
+  int lo = 0;
+  int hi = 0;
+  if (dash == std::string::npos) {
+    if (!to_int(part, &lo)) return std::nullopt;
+    hi = lo;
+  } else if (!to_int(part.substr(0, dash), &lo) || !to_int(part.substr(dash + 1), &hi) || hi < lo) {
+    return std::nullopt;
+  }
+  return std::make_pair(lo, hi);
+}
 
-std::vector<int> parse_cpulist(const std::string& text) {
+// Every CPU of TEXT's well-formed parts; *malformed counts the others.
+std::vector<int> expand_cpulist(const std::string& text, int* malformed) {
   std::vector<int> cpus;
   std::istringstream in(trim(text));
   for (std::string part; std::getline(in, part, ',');) {
-    part = trim(part);
-    const auto dash = part.find('-');
-    int lo = 0;
-    int hi = 0;
-    if (dash == std::string::npos) {
-      if (!to_int(part, &lo)) continue;
-      hi = lo;
-    } else if (!to_int(part.substr(0, dash), &lo) || !to_int(part.substr(dash + 1), &hi) ||
-               hi < lo) {
+    const auto range = cpu_range(part);
+    if (!range) {
+      ++*malformed;
       continue;
     }
-    for (int c = lo; c <= hi; ++c) cpus.push_back(c);
+    for (int c = range->first; c <= range->second; ++c) cpus.push_back(c);
   }
+  return cpus;
+}
+
+}  // namespace
+
+std::vector<int> parse_cpulist(const std::string& text) {
+  int malformed = 0;
+  return expand_cpulist(text, &malformed);
+}
+
+std::optional<std::vector<int>> parse_cpulist_strict(const std::string& text) {
+  int malformed = 0;
+  auto cpus = expand_cpulist(text, &malformed);
+  if (malformed > 0 || cpus.empty()) return std::nullopt;
   return cpus;
 }
 

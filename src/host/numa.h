@@ -2,6 +2,7 @@
 // benchmark can pin itself (taskset -c CPUS) next to the NIC it drives.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@ struct NumaPlacement {
 
 // "0-3,8,10-11" -> {0,1,2,3,8,10,11}; malformed parts are skipped.
 std::vector<int> parse_cpulist(const std::string& text);
+// The same, all or nothing: nullopt when any part is malformed or no CPU is listed.
+std::optional<std::vector<int>> parse_cpulist_strict(const std::string& text);
 
 // The device's own PCI numa_node; for a software device (rxe, siw) that of
 // the netdev under it.

@@ -92,8 +92,8 @@ void Hub::loop() {
   };
   auto deliver = [&](size_t j, const char* data, size_t len) {
     if (!connected[j]) {
-      connected[j] = ::connect(socks_[j].get(), reinterpret_cast<sockaddr*>(&dest[j]),
-                               sizeof dest[j]) == 0;
+      connected[j] =
+          ::connect(socks_[j].get(), reinterpret_cast<sockaddr*>(&dest[j]), sizeof dest[j]) == 0;
       if (!connected[j]) return;  // not started yet: the frame is lost, as on a dead port
     }
     if (queued[j].size() >= kPortBuffer) {
@@ -107,8 +107,8 @@ void Hub::loop() {
   std::vector<pollfd> fds(n);
   while (!stop_.load()) {
     for (size_t i = 0; i < n; ++i) {
-      fds[i] = pollfd{socks_[i].get(), static_cast<short>(POLLIN | (queued[i].empty() ? 0 : POLLOUT)),
-                      0};
+      fds[i] = pollfd{socks_[i].get(),
+                      static_cast<short>(POLLIN | (queued[i].empty() ? 0 : POLLOUT)), 0};
     }
     if (::poll(fds.data(), fds.size(), 100) <= 0) continue;
     for (size_t j = 0; j < n; ++j) {

@@ -4,18 +4,12 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
+
+#include "host/numa.h"
 
 namespace rdmacheck::perf {
 namespace {
-
-std::optional<int> number(std::string_view s) {
-  int v = 0;
-  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
 
 bool allowed(int cpu) {
   cpu_set_t set;
@@ -26,26 +20,14 @@ bool allowed(int cpu) {
 }  // namespace
 
 std::optional<std::vector<int>> parse_cpulist(const std::string& text) {
-  std::vector<int> cpus;
-  std::string_view rest = text;
-  while (!rest.empty()) {
-    const auto comma = rest.find(',');
-    const std::string_view part = rest.substr(0, comma);
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-    const auto dash = part.find('-');
-    const auto lo = number(part.substr(0, dash));
-    const auto hi = dash == std::string_view::npos ? lo : number(part.substr(dash + 1));
-    if (!lo || !hi || *lo < 0 || *hi < *lo) return std::nullopt;
-    for (int c = *lo; c <= *hi; ++c) cpus.push_back(c);
-  }
-  if (cpus.empty()) return std::nullopt;
-  return cpus;
+  return parse_cpulist_strict(text);
 }
 
 Placement place(const FsRoot& fs, const std::string& device, int requested) {
   Placement p;
-  const auto node = fs.read_line(fmt::format("/sys/class/infiniband/{}/device/numa_node", device));
-  if (node) p.numa_node = number(*node).value_or(-1);
+  // The RDMA device's own numa_node only (no netdev given: a software device stays unpinned).
+  const NumaPlacement numa = rdma_device_numa(fs, device, "");
+  p.numa_node = numa.node;
   int cpu = requested;
   if (cpu < 0) {
     if (p.numa_node < 0) {
@@ -55,9 +37,7 @@ Placement place(const FsRoot& fs, const std::string& device, int requested) {
           device);
       return p;
     }
-    const auto list =
-        fs.read_line(fmt::format("/sys/devices/system/node/node{}/cpulist", p.numa_node));
-    const auto cpus = list ? parse_cpulist(*list) : std::nullopt;
+    const auto cpus = parse_cpulist(numa.cpulist);
     if (cpus) {
       const auto it = std::find_if(cpus->begin(), cpus->end(), allowed);
       if (it != cpus->end()) cpu = *it;

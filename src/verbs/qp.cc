@@ -15,6 +15,26 @@ Status modify(ibv_qp* qp, ibv_qp_attr& attr, int mask, const char* call, uint8_t
   return ok_status();
 }
 
+// The path to the remote QP that RTR installs, the same for RC and UC.
+ibv_ah_attr address_vector(const PathParams& path, const RemoteQp& remote) {
+  return {
+      .grh =
+          {
+              .dgid = remote.gid,
+              .flow_label = 0,
+              .sgid_index = static_cast<uint8_t>(path.sgid_index),
+              .hop_limit = 64,
+              .traffic_class = 0,
+          },
+      .dlid = remote.lid,
+      .sl = 0,
+      .src_path_bits = 0,
+      .static_rate = 0,
+      .is_global = static_cast<uint8_t>(path.global ? 1 : 0),
+      .port_num = path.port,
+  };
+}
+
 }  // namespace
 
 RcTiming clamp_timing(RcTiming t) {
@@ -50,23 +70,7 @@ Status to_rtr(ibv_qp* qp, const PathParams& path, const RemoteQp& remote, const 
       .path_mtu = path.mtu,
       .rq_psn = remote.psn & 0xffffff,
       .dest_qp_num = remote.qpn,
-      .ah_attr =
-          {
-              .grh =
-                  {
-                      .dgid = remote.gid,
-                      .flow_label = 0,
-                      .sgid_index = static_cast<uint8_t>(path.sgid_index),
-                      .hop_limit = 64,
-                      .traffic_class = 0,
-                  },
-              .dlid = remote.lid,
-              .sl = 0,
-              .src_path_bits = 0,
-              .static_rate = 0,
-              .is_global = static_cast<uint8_t>(path.global ? 1 : 0),
-              .port_num = path.port,
-          },
+      .ah_attr = address_vector(path, remote),
       .max_dest_rd_atomic = t.dest_rd_atomic,
       .min_rnr_timer = t.min_rnr_timer,
   };
@@ -141,23 +145,7 @@ Status uc_to_rtr(ibv_qp* qp, const PathParams& path, const RemoteQp& remote) {
       .path_mtu = path.mtu,
       .rq_psn = remote.psn & 0xffffff,
       .dest_qp_num = remote.qpn,
-      .ah_attr =
-          {
-              .grh =
-                  {
-                      .dgid = remote.gid,
-                      .flow_label = 0,
-                      .sgid_index = static_cast<uint8_t>(path.sgid_index),
-                      .hop_limit = 64,
-                      .traffic_class = 0,
-                  },
-              .dlid = remote.lid,
-              .sl = 0,
-              .src_path_bits = 0,
-              .static_rate = 0,
-              .is_global = static_cast<uint8_t>(path.global ? 1 : 0),
-              .port_num = path.port,
-          },
+      .ah_attr = address_vector(path, remote),
   };
   return modify(qp, attr,
                 IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN,

@@ -1,5 +1,6 @@
 // `rdmacheck check` scenarios: the fault suite of the field guide, each
-// asserted on the finding ids of the JSON report, on the real stack.
+// asserted on the finding ids of the JSON report, on the real stack, and
+// each report held to the checked-in schema.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -7,7 +8,9 @@
 #include <cstdio>
 #include <fstream>
 
+#include "base/schema_refs.h"
 #include "lab/lab_harness.h"
+#include "perf/schema_check.h"
 
 namespace rdmacheck::labtest {
 namespace {
@@ -24,10 +27,18 @@ bool has(const std::vector<std::string>& ids, const std::string& id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
+// What the guest printed, held to schemas/check.schema.json: empty when it conforms.
+std::vector<std::string> schema_violations(const nlohmann::json& check) {
+  static const auto schema = load_schema(RDMACHECK_SCHEMAS, "check.schema.json");
+  if (!schema) return {schema.error().message()};
+  return perf::schema_violations(*schema, check);
+}
+
 TEST(CheckLab, TheDefaultLabIsAHealthyCheck) {
   const auto r = run_lab({});  // no --run: h1 serves, h2 runs `rdmacheck check h1 --json`
   const auto& c = run_output(r, "h2");
   ASSERT_TRUE(c.is_object()) << r.console;
+  EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
   EXPECT_EQ(c["command"], "check");
   EXPECT_EQ(c["host"], "h1");
   for (size_t l = 0; l < 3; ++l) {
@@ -41,6 +52,7 @@ TEST(CheckLab, HealthyPairPassesEveryLayerAndRendersHtml) {
                           "--run", "h2:cat /run/lab/h2/report.html"});
   const auto& c = run_output(r, "h2");
   ASSERT_TRUE(c.is_object()) << r.console;
+  EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
   for (size_t l = 0; l < 3; ++l) {
     EXPECT_TRUE(status(c, l) == "PASS" || status(c, l) == "WARN") << c["layers"][l].dump(2);
     for (const auto& f : c["layers"][l]["findings"]) EXPECT_NE(f["severity"], "fail") << f.dump(2);
@@ -80,6 +92,7 @@ TEST(CheckLab, FirewallFailsTheConnectionLayerNamingTheFirewallFirst) {
   EXPECT_EQ(r.exit, 2) << r.console;
   const auto& c = run_output(r, "h2");
   ASSERT_TRUE(c.is_object()) << r.console;
+  EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
   EXPECT_EQ(status(c, 1), "FAIL");
   EXPECT_EQ(status(c, 2), "NOT RUN");
   ASSERT_FALSE(layer_ids(c, 1).empty());
@@ -92,6 +105,7 @@ TEST(CheckLab, MtuMismatchIsReportedAndTheTestStillCorrect) {
       run_lab({"--fault", "mtu-mismatch", "--run", "h2:rdmacheck check h1 --quick --json"});
   const auto& c = run_output(r, "h2");
   ASSERT_TRUE(c.is_object()) << r.console;
+  EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
   EXPECT_TRUE(has(layer_ids(c, 0), "mtu-mismatch")) << c["layers"][0].dump(2);
   EXPECT_EQ(status(c, 1), "PASS") << c["layers"][1].dump(2);  // both sides use the smaller MTU
   EXPECT_EQ(status(c, 2), "NOT RUN");
@@ -102,6 +116,7 @@ TEST(CheckLab, LossWarnsAtThePerformanceLayer) {
   const auto r = run_lab({"--fault", "loss:1@h2", "--run", "h2:rdmacheck check h1 --json"});
   const auto& c = run_output(r, "h2");
   ASSERT_TRUE(c.is_object()) << r.console;
+  EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
   EXPECT_TRUE(has(layer_ids(c, 2), "packet-loss-during-test")) << c["layers"][2].dump(2);
   EXPECT_EQ(status(c, 2), "WARN");
 }
@@ -111,6 +126,7 @@ TEST(CheckLab, NoServerFailsNamingIt) {
   EXPECT_EQ(r.exit, 2) << r.console;
   const auto& c = run_output(r, "h2");
   ASSERT_TRUE(c.is_object()) << r.console;
+  EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
   EXPECT_EQ(layer_ids(c, 1).at(0), "server-not-listening");
   EXPECT_EQ(status(c, 2), "NOT RUN");
 }
@@ -123,6 +139,7 @@ TEST(CheckLab, HostProblemsAreReportedForTheRightHost) {
                           "--quick --json'"});
   const auto& c = run_output(r, "h2");
   ASSERT_TRUE(c.is_object()) << r.console;
+  EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
   bool found = false;
   for (size_t l = 0; l < 3; ++l) {
     for (const auto& f : c["layers"][l]["findings"]) {
