@@ -140,7 +140,7 @@ bool open_session(PerfReport& r, const PerfOptions& o, Deadline end, uint32_t se
     return false;
   }
   s.ep = std::make_unique<conn::Endpoint>(std::move(*ep));
-  for (const auto& w : s.ep->warnings) r.warnings.push_back(w);
+  r.warnings.insert(r.warnings.end(), s.ep->warnings.begin(), s.ep->warnings.end());
   r.local = conn::local_facts(*s.ep);
   // -b with send or write_imm: the server's messages need our receives first.
   for (uint32_t i = 0; receives && i < o.spec.rx_depth; ++i) {

@@ -219,7 +219,7 @@ PerfParams read_perf(Fields& parent, const json* j, uint32_t max_size) {
     if (p.sizes.empty()) parent.merge(plain_error("handshake", "hello.test.perf.sizes: empty"));
   }
   p.iterations = r.integer<uint64_t>("iterations", 0, 1ull << 40);
-  p.duration_ms = r.integer<uint32_t>("duration_ms", 0, 3600u * 1000u);
+  p.duration_ms = r.integer<uint32_t>("duration_ms", 0, uint64_t{3600} * 1000);
   p.bidir = r.flag("bidir");
   p.validate = r.flag("validate");
   p.seed = r.integer<uint32_t>("seed", 0, UINT32_MAX);
