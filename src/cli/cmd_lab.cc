@@ -21,7 +21,7 @@ Runner attach_lab(CLI::App& app) {
                  "HOST:CMD replaces the default test (repeatable); rdmacheck is on the PATH");
   app.add_option("--fault", o->l.faults,
                  "a classic fault on a host (default h1): firewall, mtu-mismatch, loss:PERCENT, "
-                 "no-server; e.g. --fault loss:1@h2");
+                 "powersave, no-server; e.g. --fault loss:1@h2");
   app.add_flag(
       "--json", o->l.json,
       "pass --json to the default test and print one JSON document (consoles go to stderr)");

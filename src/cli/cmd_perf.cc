@@ -93,6 +93,8 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
   app.add_flag("--validate", o->p.spec.validate,
                "fill every message with a per-size pattern and check, on both hosts, that what "
                "landed is exactly what was sent (costs a barrier per size)");
+  app.add_flag("--cpu-util", o->p.spec.cpu_util,
+               "report the CPU time both sides' measuring threads used (busy polling is ~100 %)");
   app.add_flag("-R,--cm", o->p.cm,
                "connect the RC queue pairs through librdmacm (address, route, connect), as "
                "perftest's -R and rping do");

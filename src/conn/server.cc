@@ -205,8 +205,11 @@ void session(int id, Fd sock, std::string peer, const ServerOptions& o, CmAccept
   }
   eo.depth = hello->test.depth;
   // -b: our queue also carries the test towards the client.
-  if (perf_test && hello->test.perf->bidir)
+  if (perf_test && hello->test.perf->bidir) {
     eo.depth = std::max(eo.depth, hello->test.perf->tx_depth);
+  }
+  // Echoes and the -b direction post small messages inline, as the client does.
+  if (perf_test) eo.inline_size = hello->test.perf->inline_size;
   proto::Welcome welcome;
   std::vector<proto::Step> cm_timeline;
   std::optional<Result<Endpoint>> setup;  // emplaced, never assigned: owners keep their order

@@ -70,12 +70,23 @@ Result<std::vector<HostCmd>> fault_commands(const std::string& fault, int hosts,
     return std::vector<HostCmd>{
         {host, fmt::format("tc qdisc add dev eth0 root netem loss {}%", arg)}};
   }
+  if (name == "powersave" && arg.empty()) {
+    // The emulated CPU has no cpufreq of its own: a tmpfs over cpu0 shows
+    // the kernel's view of a host left in powersave, which is what the
+    // doctor reads.
+    const std::string cpu0 = "/sys/devices/system/cpu/cpu0";
+    return std::vector<HostCmd>{
+        {host, fmt::format("mount -t tmpfs powersave {0} && mkdir {0}/cpufreq && "
+                           "echo powersave > {0}/cpufreq/scaling_governor",
+                           cpu0)}};
+  }
   if (name == "no-server" && arg.empty()) {
     *no_server = true;
     return std::vector<HostCmd>{};
   }
   return plain_error("--fault", fmt::format("unknown fault '{}': choose firewall, mtu-mismatch, "
-                                            "loss:PERCENT or no-server, optionally @HOST",
+                                            "loss:PERCENT, powersave or no-server, optionally "
+                                            "@HOST",
                                             fault));
 }
 

@@ -60,6 +60,8 @@ TEST(Plan, BadInputIsRefusedWithAReason) {
   EXPECT_FALSE(make_plan(o).ok());
   o.faults = {"meteor"};
   EXPECT_FALSE(make_plan(o).ok());
+  o.faults = {"powersave:3"};  // takes no argument
+  EXPECT_FALSE(make_plan(o).ok());
   o.faults = {};
   o.hosts = 0;
   EXPECT_FALSE(make_plan(o).ok());

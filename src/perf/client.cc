@@ -8,6 +8,7 @@
 #include "conn/diagnose.h"
 #include "conn/endpoint.h"
 #include "net/tcp.h"
+#include "perf/cpu_time.h"
 #include "perf/sync.h"
 #include "perf/validate.h"
 #include "sysfs/rdma_sysfs.h"
@@ -391,7 +392,9 @@ PerfReport run_perf(const PerfOptions& o, const std::atomic<bool>& stop) {
                                          mtu)));
   }
   const Counters before = read_counters(FsRoot("/"), ep.device, ep.port);
+  const CpuClock cpu;
   if (r.ok) measure(r, o, sessions, seed, end, stop);
+  if (o.spec.cpu_util) r.local_cpu = PerfReport::CpuUse{cpu.cpu_s(), cpu.wall_s()};
   if (o.progress) o.progress("");
   r.local_counters = delta(before, read_counters(FsRoot("/"), ep.device, ep.port));
   uint64_t msgs = 0;
@@ -412,6 +415,11 @@ PerfReport run_perf(const PerfOptions& o, const std::atomic<bool>& stop) {
     }
     for (const auto& e : bye->wc_errors) r.peer_wc_errors.push_back(e);
     if (o.spec.bidir) add_server_direction(r.bw, bye->bw);
+    if (o.spec.cpu_util && bye->wall_s > 0) {
+      if (!r.peer_cpu) r.peer_cpu = PerfReport::CpuUse{};
+      r.peer_cpu->cpu_s += bye->cpu_s;
+      r.peer_cpu->wall_s = std::max(r.peer_cpu->wall_s, bye->wall_s);
+    }
   }
   // Loss and congestion also explain a failed run; the verdict needs figures.
   r.findings =

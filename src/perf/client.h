@@ -54,6 +54,14 @@ struct PerfReport {
   Counters local_counters;  // deltas over the measurement
   Counters peer_counters;   // the server's deltas over its session
   std::vector<std::string> peer_wc_errors;
+  // --cpu-util: CPU seconds each side's measuring thread(s) used over how
+  // many wall seconds (the server: summed over its sessions, one per QP).
+  struct CpuUse {
+    double cpu_s = 0;
+    double wall_s = 0;
+  };
+  std::optional<CpuUse> local_cpu;
+  std::optional<CpuUse> peer_cpu;
   // --validate: how many checks of landed data ran (both sides), and what was wrong.
   uint64_t validation_checks = 0;
   std::vector<std::string> validation_errors;

@@ -15,6 +15,7 @@ using Micros = std::chrono::duration<double, std::micro>;
 
 constexpr int kPollBatch = 64;
 constexpr uint64_t kRecvId = 0;  // receives; sends count from 1
+constexpr auto kStall = std::chrono::seconds(10);
 
 struct LaneState {
   std::vector<WorkRequest> wrs;  // the post list, rebuilt per size
@@ -244,11 +245,14 @@ Result<LatSample> run_lat(Lane& lane, const Spec& s, uint32_t size, uint64_t& st
       return code_error("ibv_post_send", rc, lane.ep->context());
     }
     Clock::time_point t1;
+    // A round trip takes microseconds (milliseconds emulated): one that has
+    // not come back in kStall is a peer that stopped answering.
+    const Deadline stall = std::min(hard, t0 + kStall);
     if (s.op == Op::kWrite) {
-      if (auto r = wait_stamp(lane, size, mark, hard, stop); !r) return r.error();
+      if (auto r = wait_stamp(lane, size, mark, stall, stop); !r) return r.error();
       t1 = Clock::now();
     } else {
-      auto r = await_round_trip(lane, s.op == Op::kSend, hard, stop);
+      auto r = await_round_trip(lane, s.op == Op::kSend, stall, stop);
       if (!r) return r.error();
       t1 = *r;
     }

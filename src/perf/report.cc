@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "perf/cpu_time.h"
+
 namespace rdmacheck::perf {
 namespace {
 
@@ -18,6 +20,12 @@ json counters(const Counters& c) {
 }
 
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json cpu(const std::optional<PerfReport::CpuUse>& c) {
+  if (!c) return nullptr;
+  return {
+      {"cpu_s", c->cpu_s}, {"wall_s", c->wall_s}, {"percent", cpu_percent(c->cpu_s, c->wall_s)}};
+}
 
 std::string rule() { return std::string(79, '-') + "\n"; }
 
@@ -73,7 +81,8 @@ json to_json(const PerfReport& r) {
         {"cq_mod", s.cq_mod},
         {"bidirectional", s.bidir},
         {"validate", s.validate},
-        {"cm", r.options.cm}}},
+        {"cm", r.options.cm},
+        {"cpu_util", s.cpu_util}}},
       {"local", facts(r.local)},
       {"peer", facts(r.peer)},
       {"placement",
@@ -91,6 +100,8 @@ json to_json(const PerfReport& r) {
                          ? json{{"checks", r.validation_checks}, {"errors", r.validation_errors}}
                          : json(nullptr)},
       {"counters", {{"local", counters(r.local_counters)}, {"peer", counters(r.peer_counters)}}},
+      {"cpu",
+       s.cpu_util ? json{{"local", cpu(r.local_cpu)}, {"peer", cpu(r.peer_cpu)}} : json(nullptr)},
       {"peer_wc_errors", r.peer_wc_errors},
       {"warnings", r.warnings},
       {"findings", rdmacheck::to_json(r.findings)},
@@ -163,6 +174,16 @@ std::string format_text(const json& d) {
     }
   }
   out += rule();
+  if (d.contains("cpu") && d["cpu"].is_object()) {
+    std::string line;
+    for (const char* side : {"local", "peer"}) {
+      const json& c = d["cpu"][side];
+      if (c.is_null()) continue;
+      line += fmt::format("{}{} {:.1f} % of {:.2f} s", line.empty() ? "" : ", ", side,
+                          c["percent"].get<double>(), c["wall_s"].get<double>());
+    }
+    out += "cpu: " + line + " (CPU time of the measuring threads; busy polling is ~100 %)\n";
+  }
   for (const char* side : {"local", "peer"}) {
     const json& c = d["counters"][side];
     if (c.empty()) continue;

@@ -99,9 +99,22 @@ TEST(Schema, BidirectionalAndValidatedReportsConformAndPrint) {
   EXPECT_EQ(schema_violations(load_schema(), doc), std::vector<std::string>{});
   EXPECT_EQ(doc["results"][0]["directions"]["in_gbps"], 0.548576);
   EXPECT_EQ(doc["validation"]["checks"], 2);
+  EXPECT_TRUE(doc["cpu"].is_null());  // not asked for
   const std::string text = format_text(doc);
   EXPECT_NE(text.find("out 0.5000 + in 0.5486 Gb/s"), std::string::npos) << text;
   EXPECT_NE(text.find("both directions at once"), std::string::npos) << text;
+}
+
+TEST(Schema, CpuUtilisationOfBothSides) {
+  PerfReport r = bw_report();
+  r.options.spec.cpu_util = true;
+  r.local_cpu = PerfReport::CpuUse{0.99, 1.0};
+  const auto doc = to_json(r);
+  EXPECT_EQ(schema_violations(load_schema(), doc), std::vector<std::string>{});
+  EXPECT_DOUBLE_EQ(doc["cpu"]["local"]["percent"].get<double>(), 99.0);
+  EXPECT_TRUE(doc["cpu"]["peer"].is_null());  // an older or failed server sent none
+  const std::string text = format_text(doc);
+  EXPECT_NE(text.find("cpu: local 99.0 % of 1.00 s"), std::string::npos) << text;
 }
 
 TEST(Schema, ViolationsAreFound) {

@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 
+#include "perf/cpu_time.h"
 #include "perf/engine.h"
 #include "perf/spec.h"
 #include "perf/sync.h"
@@ -164,7 +165,7 @@ struct Responder {
 
   bool post_echo(uint32_t len) {
     WorkRequest w;
-    build_wr(op, ep, hello.qp, len, 0, w);
+    build_wr(op, ep, hello.qp, len, perf.inline_size, w);  // inline as the client does
     w.wr.send_flags |= IBV_SEND_SIGNALED;
     ibv_send_wr* bad = nullptr;
     if (ibv_post_send(ep.qp.get(), &w.wr, &bad) != 0) {
@@ -290,6 +291,7 @@ ResponderOutcome respond_perf(conn::Endpoint& ep, const proto::Hello& hello, con
               op,
               data_plan(op, lat ? Kind::kLat : Kind::kBw, hello.test.transport, perf.bidir, true)};
   r.prepare(0);
+  const CpuClock cpu;
   if (perf.bidir) {
     r.bidirectional();
   } else if (lat && (op == Op::kSend || op == Op::kWrite)) {
@@ -299,6 +301,8 @@ ResponderOutcome respond_perf(conn::Endpoint& ep, const proto::Hello& hello, con
   } else {
     r.stay_out_of_the_way();
   }
+  bye.cpu_s = cpu.cpu_s();
+  bye.wall_s = cpu.wall_s();
   return out;
 }
 

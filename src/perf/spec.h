@@ -47,6 +47,7 @@ struct Spec {
   bool histogram = false;      // lat: print a latency histogram
   bool bidir = false;          // bw -b: both sides send at once
   bool validate = false;       // --validate: check the data that landed, on both sides
+  bool cpu_util = false;       // --cpu-util: report both sides' CPU time over the test
 };
 
 // A one-line reason when the spec cannot run, nullopt when it can.

@@ -340,6 +340,10 @@ json to_json(const Bye& m) {
     for (const auto& [name, delta] : m.counters) c[name] = delta;
     j["counters"] = std::move(c);
   }
+  if (m.wall_s > 0) {
+    j["cpu_s"] = m.cpu_s;
+    j["wall_s"] = m.wall_s;
+  }
   if (!m.bw.empty()) {
     json a = json::array();
     for (const auto& b : m.bw) {
@@ -465,6 +469,10 @@ Result<Bye> parse_bye(const json& j) {
       }
       m.counters.emplace_back(name, v.get<uint64_t>());
     }
+  }
+  if (!r.error() && j.contains("wall_s")) {
+    m.cpu_s = r.number("cpu_s", 0, 1e7);
+    m.wall_s = r.number("wall_s", 0, 1e7);
   }
   if (!r.error() && j.contains("bw")) {
     if (const json* a = r.array("bw", kMaxSizes)) {

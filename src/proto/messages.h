@@ -117,6 +117,9 @@ struct Bye {
   // bw/lat: the server port's counter deltas over the session ("hw_counters/out_of_seq_request").
   std::vector<std::pair<std::string, uint64_t>> counters;
   std::vector<DirSample> bw;  // bidirectional bw: the server's direction, per size
+  // bw/lat: CPU time the server's session thread used while it played its part, and how long.
+  double cpu_s = 0;
+  double wall_s = 0;
 };
 constexpr size_t kMaxCounters = 256;
 

@@ -169,10 +169,14 @@ TEST(Messages, BarriersReadyAndTheServersDirection) {
 
   Bye b;
   b.bw = {{4096, 300, 0.25}};
+  b.cpu_s = 0.5;
+  b.wall_s = 2;
   auto pb = parse_bye(to_json(b));
   ASSERT_TRUE(pb.ok()) << pb.error().message();
   ASSERT_EQ(pb->bw.size(), 1u);
   EXPECT_EQ(pb->bw[0].msgs, 300u);
+  EXPECT_EQ(pb->cpu_s, 0.5);
+  EXPECT_EQ(pb->wall_s, 2);
   auto jb = to_json(b);
   jb["bw"][0]["size"] = 0;
   EXPECT_FALSE(parse_bye(jb).ok());

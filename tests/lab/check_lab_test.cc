@@ -152,5 +152,23 @@ TEST(CheckLab, HostProblemsAreReportedForTheRightHost) {
   EXPECT_TRUE(found) << c.dump(2);
 }
 
+TEST(CheckLab, PowersaveOnTheServerIsReportedForTheServer) {
+  // A performance-layer problem, so the full check (layer 3 runs). The
+  // server's own doctor reports it through the handshake; the client's
+  // host is clean, so the finding must carry h1 and only h1.
+  const auto r = run_lab({"--fault", "powersave", "--run", "h2:rdmacheck check h1 --json"});
+  const auto& c = run_output(r, "h2");
+  ASSERT_TRUE(c.is_object()) << r.console;
+  EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
+  std::vector<std::string> hosts;
+  for (const auto& layer : c["layers"]) {
+    for (const auto& f : layer["findings"]) {
+      if (f["id"] == "cpu-governor-powersave") hosts.push_back(f["host"].get<std::string>());
+    }
+  }
+  EXPECT_EQ(hosts, std::vector<std::string>{"h1"}) << c.dump(2);
+  EXPECT_NE(r.console.find("h1| + mount -t tmpfs powersave"), std::string::npos) << r.console;
+}
+
 }  // namespace
 }  // namespace rdmacheck::labtest

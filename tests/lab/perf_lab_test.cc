@@ -75,7 +75,7 @@ void expect_sane_bw(const nlohmann::json& d, const std::string& op, size_t sizes
 TEST(PerfLab, BandwidthOfWriteReadAndSend) {
   const auto r = run_lab({"--run", "h2:rdmacheck bw h1 -n 300 -s 4096 --json", "--run",
                           "h2:rdmacheck bw h1 --op read -n 300 -s 4096 --json", "--run",
-                          "h2:rdmacheck bw h1 --op send -n 300 -s 4096 --json"});
+                          "h2:rdmacheck bw h1 --op send -n 300 -s 4096 --cpu-util --json"});
   ASSERT_EQ(r.exit, 0) << r.console;
   expect_sane_bw(run_output(r, "h2", 0), "write", 1);
   expect_sane_bw(run_output(r, "h2", 1), "read", 1);
@@ -83,6 +83,12 @@ TEST(PerfLab, BandwidthOfWriteReadAndSend) {
   // The server counted every send it received.
   const auto& send = run_output(r, "h2", 2);
   EXPECT_GE(send["counters"]["peer"]["hw_counters/rcvd_pkts"].get<uint64_t>(), 300u * 4);
+  // --cpu-util: the client busy-polls; the server's sink sleeps between bursts.
+  ASSERT_TRUE(send["cpu"].is_object()) << send.dump(2);
+  EXPECT_GT(send["cpu"]["local"]["percent"].get<double>(), 30) << send["cpu"].dump();
+  EXPECT_GT(send["cpu"]["local"]["wall_s"].get<double>(), 0);
+  ASSERT_TRUE(send["cpu"]["peer"].is_object()) << send["cpu"].dump();
+  EXPECT_GT(send["cpu"]["peer"]["wall_s"].get<double>(), 0);
 }
 
 TEST(PerfLab, BandwidthOfSeveralSizesQpsOpsAndTransports) {
