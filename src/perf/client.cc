@@ -76,6 +76,18 @@ proto::Hello hello_for(const PerfOptions& o, const conn::Endpoint& ep, uint32_t 
   return h;
 }
 
+// The server's next message, parsed as MSG; an error message from it comes
+// back as an error in its own words.
+template <typename Msg>
+Result<Msg> receive(const Fd& sock, Deadline d, Result<Msg> (*parse)(const nlohmann::json&)) {
+  auto frame = recv_frame(sock, d);
+  if (!frame) return frame.error();
+  if (proto::message_type(*frame) == "error") {
+    return plain_error("handshake", "server: " + proto::error_text(*frame));
+  }
+  return parse(*frame);
+}
+
 // --cm: connect through librdmacm with the server's token, then learn where
 // its buffer is (the connection manager's handshake does not say).
 bool cm_establish(PerfReport& r, const PerfOptions& o, Deadline end, Session& s,
@@ -91,12 +103,7 @@ bool cm_establish(PerfReport& r, const PerfOptions& o, Deadline end, Session& s,
     fail(r, "qp", c.error());
     return false;
   }
-  auto frame = recv_frame(s.sock, d);
-  if (frame && proto::message_type(*frame) == "error") {
-    fail(r, "handshake", plain_error("handshake", "server: " + proto::error_text(*frame)));
-    return false;
-  }
-  auto ready = frame ? proto::parse_ready(*frame) : Result<proto::Ready>(frame.error());
+  auto ready = receive(s.sock, d, proto::parse_ready);
   if (!ready) {
     fail(r, "handshake", ready.error());
     return false;
@@ -155,12 +162,7 @@ bool open_session(PerfReport& r, const PerfOptions& o, Deadline end, uint32_t se
     fail(r, "handshake", sent.error());
     return false;
   }
-  auto reply = recv_frame(s.sock, hs);
-  if (reply && proto::message_type(*reply) == "error") {
-    fail(r, "handshake", plain_error("handshake", "server: " + proto::error_text(*reply)));
-    return false;
-  }
-  auto welcome = reply ? proto::parse_welcome(*reply) : Result<proto::Welcome>(reply.error());
+  auto welcome = receive(s.sock, hs, proto::parse_welcome);
   if (!welcome) {
     fail(r, "handshake", welcome.error());
     return false;

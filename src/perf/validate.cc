@@ -10,8 +10,8 @@ namespace rdmacheck::perf {
 uint8_t pattern_byte(uint32_t seed, Side side, uint32_t step, uint64_t offset) {
   // An odd multiplier per term: consecutive steps, the two sides and
   // neighbouring offsets all differ in every byte position.
-  const uint64_t v = seed * 0x9e3779b1ull + static_cast<uint64_t>(side) * 0x55 + step * 0x2b +
-                     offset * 0x3d + (offset >> 8) * 0x11;
+  const uint64_t v = seed * 0x9e3779b1ull + static_cast<uint64_t>(side) * 0x55 +
+                     uint64_t{step} * 0x2b + offset * 0x3d + (offset >> 8) * 0x11;
   const auto b = static_cast<uint8_t>(v ^ (v >> 13));
   return b;
 }
