@@ -232,6 +232,25 @@ TEST(PerfLab, LatencyOfEveryTransportAndAtomicsValidatedAndRdmaCm) {
   // Never where no terminal watches: the --json runs above parsed whole.
 }
 
+TEST(PerfLab, AllSizesFromTwoBytesToEightMiB) {
+  // -a: every power of two from 2 B to 8 MiB, a few messages each (the
+  // emulated wire moves an 8 MiB message in tens of milliseconds).
+  const auto r = run_lab({"--run", "h2:rdmacheck bw h1 -a -n 5 -t 16 --json",  //
+                          "--run", "h2:rdmacheck lat h1 -a -n 5 --json"});
+  ASSERT_LE(r.exit, 1) << r.console;
+  const auto& bw = run_output(r, "h2", 0);
+  expect_sane_bw(bw, "write", 23);
+  EXPECT_EQ(bw["results"][0]["size"], 2);
+  EXPECT_EQ(bw["results"][22]["size"], 8 << 20);
+  for (const auto& x : bw["results"]) EXPECT_EQ(x["messages"], 5) << x.dump();
+  const auto& lat = run_output(r, "h2", 1);
+  ASSERT_TRUE(lat.is_object()) << r.console;
+  expect_schema(lat);
+  EXPECT_EQ(lat["ok"], true) << lat.dump(2);
+  ASSERT_EQ(lat["results"].size(), 23u);
+  for (const auto& x : lat["results"]) EXPECT_EQ(x["round_trips"], 5) << x.dump();
+}
+
 TEST(PerfLab, LossDuringTheTestIsNamedFromTheCounters) {
   // Loss on the sender (h2): its data packets, not only h1's few ACKs, are dropped.
   const auto r = run_lab({"--setup", "h2:tc qdisc add dev eth0 root netem loss 2%", "--run",
