@@ -25,11 +25,13 @@ Error code_error(std::string call, int code, std::string context = {});
 // A failure that is not a system call: a parse error, a protocol violation.
 Error plain_error(std::string call, std::string context);
 
-template <typename T>
+// E is Error, or a richer failure type where the caller decides by more than
+// the call (conn::SessionFailure carries the stage that failed).
+template <typename T, typename E = Error>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
-  Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(E error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   [[nodiscard]] bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -40,10 +42,11 @@ class [[nodiscard]] Result {
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
-  [[nodiscard]] const Error& error() const { return std::get<1>(v_); }
+  [[nodiscard]] const E& error() const& { return std::get<1>(v_); }
+  E& error() & { return std::get<1>(v_); }
 
  private:
-  std::variant<T, Error> v_;
+  std::variant<T, E> v_;
 };
 
 struct Unit {};

@@ -1,36 +1,21 @@
 #include "base/subprocess.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "net/tcp.h"
+#include "base/deadline.h"
+#include "base/spawn.h"
 
 namespace rdmacheck {
 
 Result<ProcessOutput> run_capture(const std::vector<std::string>& argv,
                                   std::chrono::milliseconds timeout) {
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) return errno_error("pipe2");
-  Fd rd(pipefd[0]);
-  Fd wr(pipefd[1]);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, wr.get(), 1);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  std::vector<char*> args;
-  args.reserve(argv.size() + 1);
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return code_error("posix_spawn", rc, argv[0]);
-  wr = Fd();
+  auto child = spawn_piped(argv);
+  if (!child) return child.error();
+  const pid_t pid = child->pid;
+  const Fd& rd = child->out;
   ProcessOutput result;
   const Deadline d = deadline_in(timeout);
   char buf[4096];

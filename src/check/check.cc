@@ -43,7 +43,8 @@ LayerReport& layer(CheckReport& r, Layer l) { return r.layers[static_cast<size_t
 
 // The server's own doctor findings, asked over the handshake.
 std::optional<proto::DoctorReport> ask_peer_doctor(const CheckOptions& o, Deadline d) {
-  auto sock = tcp_connect(o.host, o.tcp_port, std::min(d, deadline_in(std::chrono::seconds(5))));
+  auto sock = tcp_connect(o.target.host, o.target.tcp_port,
+                          std::min(d, deadline_in(std::chrono::seconds(5))));
   if (!sock) return std::nullopt;
   if (!send_frame(*sock, proto::doctor_request(), d)) return std::nullopt;
   auto reply = recv_frame(*sock, d, 1u << 20);
@@ -156,16 +157,12 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
   auto t2 = Clock::now();
   std::vector<conn::PingOptions> pings;
   conn::PingOptions rc;
-  rc.host = o.host;
-  rc.tcp_port = o.tcp_port;
-  rc.device = o.device;
-  rc.ib_port = o.ib_port;
-  rc.gid_index = o.gid_index;
+  rc.target = o.target;
   rc.count = 5;
   rc.interval_s = 0.05;
   pings.push_back(rc);
   conn::PingOptions ud = rc;
-  ud.transport = "ud";
+  ud.transport = proto::Transport::kUd;
   pings.push_back(ud);
   if (o.cm) {
     conn::PingOptions cm = rc;
@@ -174,7 +171,7 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
     pings.push_back(cm);
   }
   for (auto& p : pings) {
-    if (expired(fmt::format("the {} ping", p.cm ? "rdma_cm" : p.transport))) break;
+    if (expired(fmt::format("the {} ping", p.cm ? "rdma_cm" : name_of(p.transport)))) break;
     p.timeout = std::min(milliseconds(15000), milliseconds(std::max(ms_left(end), 1)));
     r.pings.push_back(conn::run_ping(p));
     const auto& rep = r.pings.back();
@@ -188,7 +185,7 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
     if (rep.obs.failed != conn::Stage::kDone) break;  // the first failure says enough
   }
   if (r.local && r.peer) {
-    for (auto& f : compare_hosts(*r.local, *r.peer, o.host)) {
+    for (auto& f : compare_hosts(*r.local, *r.peer, o.target.host)) {
       merge(layer(r, Layer::kDevice), std::move(f));
     }
     layer(r, Layer::kDevice).status = status_of(layer(r, Layer::kDevice).findings);
@@ -214,13 +211,9 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
   }
   auto t3 = Clock::now();
   for (const auto& spec : perf_plan(o)) {
-    if (expired(fmt::format("{} {}", perf::op_name(spec.op), perf::kind_name(spec.kind)))) break;
+    if (expired(fmt::format("{} {}", name_of(spec.op), name_of(spec.kind)))) break;
     perf::PerfOptions po;
-    po.host = o.host;
-    po.tcp_port = o.tcp_port;
-    po.device = o.device;
-    po.ib_port = o.ib_port;
-    po.gid_index = o.gid_index;
+    po.target = o.target;
     po.spec = spec;
     po.timeout = milliseconds(std::max(ms_left(end), 1));
     r.perf.push_back(perf::run_perf(po, stop));
@@ -229,8 +222,8 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
     if (!rep.ok) {
       if (worst(rep.findings) != Severity::kFail) {
         Finding f{"perf-test-failed", Severity::kFail, Layer::kPerformance,
-                  fmt::format("the {} {} test failed at {}", perf::op_name(spec.op),
-                              perf::kind_name(spec.kind), rep.failed_stage)};
+                  fmt::format("the {} {} test failed at {}", name_of(spec.op), name_of(spec.kind),
+                              name_of(rep.failed))};
         f.evidence.push_back(rep.error);
         merge(layer(r, Layer::kPerformance), std::move(f));
       }

@@ -21,11 +21,7 @@
 namespace rdmacheck::check {
 
 struct CheckOptions {
-  std::string host;
-  uint16_t tcp_port = proto::kDefaultPort;
-  std::string device;
-  int ib_port = 0;
-  int gid_index = -1;
+  conn::Target target;
   bool cm = false;     // also bring up an rdma_cm connection
   bool quick = false;  // skip the performance layer
   bool full = false;   // every operation and size in the performance layer

@@ -64,9 +64,9 @@ std::vector<std::string> plan_lines(const CheckOptions& o) {
   std::vector<std::string> out;
   for (const auto& s : perf_plan(o)) {
     out.push_back(fmt::format("{} {} sizes {}..{} ({}) n={} D={} warmup={} tx={} {}",
-                              perf::kind_name(s.kind), perf::op_name(s.op), s.sizes.front(),
-                              s.sizes.back(), s.sizes.size(), s.iterations, s.duration_s,
-                              s.warmup_s, s.tx_depth, s.transport));
+                              name_of(s.kind), name_of(s.op), s.sizes.front(), s.sizes.back(),
+                              s.sizes.size(), s.iterations, s.duration_s, s.warmup_s, s.tx_depth,
+                              name_of(s.transport)));
   }
   return out;
 }

@@ -37,10 +37,10 @@ std::string timeline(const std::vector<proto::Step>& steps) {
 
 std::string ping_line(const conn::PingReport& p) {
   const auto& o = p.options;
-  const std::string what = o.cm ? "rdma_cm ping" : (o.transport == "ud" ? "UD ping" : "RC ping");
+  const std::string what =
+      o.cm ? "rdma_cm ping" : (o.transport == proto::Transport::kUd ? "UD ping" : "RC ping");
   if (p.obs.failed != conn::Stage::kDone) {
-    return fmt::format("  {}: FAILED at {}: {}\n", what, conn::stage_name(p.obs.failed),
-                       p.obs.error);
+    return fmt::format("  {}: FAILED at {}: {}\n", what, name_of(p.obs.failed), p.obs.error);
   }
   std::string out =
       fmt::format("  {}: {}/{} answered, rtt min/median/max {:.1f}/{:.1f}/{:.1f} us\n", what,
@@ -57,8 +57,8 @@ std::string ping_line(const conn::PingReport& p) {
 
 std::string perf_line(const perf::PerfReport& p) {
   const auto& s = p.options.spec;
-  const std::string what = fmt::format("{} {}", perf::op_name(s.op), perf::kind_name(s.kind));
-  if (!p.ok) return fmt::format("  {}: FAILED at {}: {}\n", what, p.failed_stage, p.error);
+  const std::string what = fmt::format("{} {}", name_of(s.op), name_of(s.kind));
+  if (!p.ok) return fmt::format("  {}: FAILED at {}: {}\n", what, name_of(p.failed), p.error);
   std::string out;
   for (const auto& b : p.bw) {
     out += fmt::format("  {} {} B: {:.3f} Gb/s average, {:.3f} Gb/s peak, {:.3f} Mpps\n", what,
@@ -90,8 +90,8 @@ nlohmann::json to_json(const CheckReport& r) {
   nlohmann::json top = nlohmann::json::array();
   for (const auto& f : top_findings(r, 5)) top.push_back(rdmacheck::to_json(f));
   return {{"command", "check"},
-          {"host", r.options.host},
-          {"port", r.options.tcp_port},
+          {"host", r.options.target.host},
+          {"port", r.options.target.tcp_port},
           {"exit", exit_status(r)},
           {"layers", layers},
           {"top_findings", top},
@@ -106,8 +106,8 @@ nlohmann::json to_json(const CheckReport& r) {
 }
 
 std::string format_text(const CheckReport& r, bool color) {
-  std::string out =
-      fmt::format("rdmacheck check {} (port {})\n", r.options.host, r.options.tcp_port);
+  std::string out = fmt::format("rdmacheck check {} (port {})\n", r.options.target.host,
+                                r.options.target.tcp_port);
   for (size_t i = 0; i < r.layers.size(); ++i) {
     const auto& l = r.layers[i];
     out += fmt::format("\n== layer {}: {} == {}", i + 1, kLayerTitles[i],

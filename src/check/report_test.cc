@@ -33,7 +33,7 @@ proto::HostFacts facts(const std::string& name) {
 
 conn::PingReport good_ping() {
   conn::PingReport p;
-  p.options.host = "h1";
+  p.options.target.host = "h1";
   p.obs.local = facts("h2");
   p.obs.peer = facts("h1");
   p.local_timeline = {{"INIT", 12.5, true, ""}, {"RTR", 20, true, ""}, {"RTS", 8, true, ""}};
@@ -48,8 +48,8 @@ conn::PingReport good_ping() {
 
 conn::PingReport failed_ping() {
   conn::PingReport p;
-  p.options.host = "h1";
-  p.options.transport = "ud";
+  p.options.target.host = "h1";
+  p.options.transport = proto::Transport::kUd;
   p.options.write = true;
   p.obs.failed = conn::Stage::kTraffic;
   p.obs.error = "no answer";
@@ -60,7 +60,7 @@ conn::PingReport failed_ping() {
 perf::PerfReport bw_run() {
   perf::PerfReport r;
   r.ok = true;
-  r.options.host = "h1";
+  r.options.target.host = "h1";
   r.local = facts("h2");
   r.bw.push_back(perf::BwSample{65536, 1000, 0.5, 1.048576, 1.2, 125, 0.002});
   r.local_counters = {{"hw_counters/sent_pkts", 64000}};
@@ -70,7 +70,7 @@ perf::PerfReport bw_run() {
 
 perf::PerfReport failed_lat_run() {
   perf::PerfReport r;
-  r.options.host = "h1";
+  r.options.target.host = "h1";
   r.options.spec.kind = perf::Kind::kLat;
   r.options.spec.histogram = true;
   perf::LatSample l;
@@ -78,14 +78,14 @@ perf::PerfReport failed_lat_run() {
   l.stats = perf::lat_stats({10, 20, 30});
   l.histogram = perf::histogram({10, 20, 30});
   r.lat.push_back(l);
-  r.failed_stage = "traffic";
+  r.failed = conn::Stage::kTraffic;
   r.error = "completion: transport retry counter exceeded";
   return r;
 }
 
 CheckReport full_report() {
   CheckReport r;
-  r.options.host = "h1";
+  r.options.target.host = "h1";
   const doctor::testing::Fixture fx("rxe-lab-doctor-firewall");
   const auto doc = doctor::run_doctor(fx.fs(), fx.src());
   r.local_doctor = doctor::to_json(doc);

@@ -7,6 +7,7 @@
 #include "check/html.h"
 #include "check/report.h"
 #include "cli/command.h"
+#include "cli/target_options.h"
 
 namespace rdmacheck::cli {
 
@@ -19,15 +20,7 @@ Runner attach_check(CLI::App& app) {
     int timeout_s = 180;
   };
   auto o = std::make_shared<Opts>();
-  app.add_option("host", o->c.host, "the host running 'rdmacheck serve'")->required();
-  app.add_option("-p,--port", o->c.tcp_port, "the server's TCP port")
-      ->default_val(proto::kDefaultPort);
-  app.add_option("-d,--device", o->c.device, "RDMA device (default: the first ACTIVE one)");
-  app.add_option("--ib-port", o->c.ib_port, "device port (default: the first ACTIVE one)")
-      ->check(CLI::Range(0, 255));
-  app.add_option("-x,--gid-index", o->c.gid_index,
-                 "GID index (default: the RoCE v2 GID of the address that routes to HOST)")
-      ->check(CLI::Range(0, 65535));
+  add_target_options(app, o->c.target);
   app.add_flag("--cm", o->c.cm, "also bring up an rdma_cm connection (as rping does)");
   app.add_flag("--quick", o->c.quick, "skip the performance layer");
   app.add_flag("--full", o->c.full, "every operation and size in the performance layer");

@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "cli/command.h"
+#include "cli/target_options.h"
 #include "perf/client.h"
 #include "perf/report.h"
 
@@ -33,16 +34,7 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
   auto o = std::make_shared<PerfOpts>();
   o->p.spec.kind = kind;
   const bool bw = kind == perf::Kind::kBw;
-  app.add_option("host", o->p.host, "the host running 'rdmacheck serve'")->required();
-  app.add_option("-p,--port", o->p.tcp_port, "the server's TCP port")
-      ->default_val(proto::kDefaultPort);
-  app.add_option("-d,--ib-dev", o->p.device, "RDMA device (default: the first ACTIVE one)");
-  app.add_option("-i,--ib-port", o->p.ib_port,
-                 "device port, as perftest's -i (default: first ACTIVE)")
-      ->check(CLI::Range(0, 255));
-  app.add_option("-x,--gid-index", o->p.gid_index,
-                 "GID index (default: the RoCE v2 GID of the address that routes to HOST)")
-      ->check(CLI::Range(0, 65535));
+  add_target_options(app, o->p.target, TargetFlags{.short_ib_port = true, .src = true});
   app.add_option("--op", o->op,
                  "write | read | send | atomic_fadd | atomic_cswap" +
                      std::string(bw ? " | write_imm" : "") + " (default: write)")
@@ -98,7 +90,6 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
   app.add_flag("-R,--cm", o->p.cm,
                "connect the RC queue pairs through librdmacm (address, route, connect), as "
                "perftest's -R and rping do");
-  app.add_option("--src", o->p.src, "with --cm: the local address to resolve from (several NICs)");
   app.add_option("--cpu", o->p.cpu, "pin to this core (default: one on the device's NUMA node)")
       ->check(CLI::Range(0, 4095));
   app.add_option("--timeout", o->timeout_s, "seconds the whole command may take")
@@ -108,15 +99,21 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
   app.footer("Exit status: 0 measured, 1 measured with warnings, 2 failed or bad options.");
   return [o, bw]() {
     perf::PerfOptions p = o->p;
-    auto op = perf::parse_op(o->op);
+    auto op = parse_enum<perf::Op>(o->op);
     std::string t = o->transport;
     std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+    const auto transport = parse_enum<proto::Transport>(t);
     if (!op) {
       std::fprintf(stderr, "rdmacheck: error: unknown --op '%s'\n", o->op.c_str());
       return 2;
     }
+    if (!transport) {
+      std::fprintf(stderr, "rdmacheck: error: unknown transport '%s' (RC, UC or UD)\n",
+                   o->transport.c_str());
+      return 2;
+    }
     p.spec.op = *op;
-    p.spec.transport = t;
+    p.spec.transport = *transport;
     // Fewer completions to reap per message is how perftest reaches line rate.
     if (bw) p.spec.cq_mod = o->cq_mod != 0 ? o->cq_mod : std::gcd(p.spec.tx_depth, 64u);
     if (o->all) {
@@ -142,12 +139,12 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
       std::fprintf(stderr, "rdmacheck: error: %s\n", why->c_str());
       return 2;
     }
-    if (!p.src.empty() && !p.cm) {
+    if (!p.target.src.empty() && !p.cm) {
       std::fprintf(stderr,
                    "rdmacheck: error: --src chooses the address rdma_cm resolves from; add --cm\n");
       return 2;
     }
-    if (p.cm && t != "rc") {
+    if (p.cm && *transport != proto::Transport::kRc) {
       std::fprintf(stderr, "rdmacheck: error: --cm connects RC queue pairs: drop -c UC/UD\n");
       return 2;
     }

@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/target_options.h"
 #include "conn/ping.h"
 #include "conn/ping_print.h"
 
@@ -19,22 +20,13 @@ Runner attach_ping(CLI::App& app) {
     int retry = 6;
   };
   auto o = std::make_shared<Opts>();
-  app.add_option("host", o->p.host, "the host running 'rdmacheck serve'")->required();
-  app.add_option("-p,--port", o->p.tcp_port, "the server's TCP port")
-      ->default_val(proto::kDefaultPort);
-  app.add_option("-d,--device", o->p.device, "RDMA device to use (default: the first ACTIVE one)");
-  app.add_option("--ib-port", o->p.ib_port, "device port (default: the first ACTIVE one)")
-      ->check(CLI::Range(0, 255));
-  app.add_option("-x,--gid-index", o->p.gid_index,
-                 "GID index to use (default: the RoCE v2 GID of the address that routes to HOST)")
-      ->check(CLI::Range(0, 65535));
+  add_target_options(app, o->p.target, TargetFlags{.src = true});
   app.add_flag("--ud", o->ud, "ping with UD datagrams (messages up to one MTU) instead of RC");
   app.add_flag("--write", o->p.write,
                "RDMA WRITE with immediate instead of SEND (the peer's buffer is written directly)");
   app.add_flag("--cm", o->p.cm,
                "connect through librdmacm (resolve address, route, connect) as rping does, each "
                "event timed; RC send only");
-  app.add_option("--src", o->p.src, "with --cm: the local address to resolve from (several NICs)");
   app.add_option("-c,--count", o->p.count, "number of pings")
       ->check(CLI::Range(1, 1000000))
       ->default_val(5);
@@ -65,7 +57,7 @@ Runner attach_ping(CLI::App& app) {
       "the cause).");
   return [o]() {
     conn::PingOptions p = o->p;
-    p.transport = o->ud ? "ud" : "rc";
+    p.transport = o->ud ? proto::Transport::kUd : proto::Transport::kRc;
     if (p.cm && (o->ud || p.write)) {
       std::fprintf(stderr, "rdmacheck: error: --cm pings with RC sends; drop --ud/--write\n");
       return 2;

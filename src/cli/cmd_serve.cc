@@ -2,25 +2,21 @@
 #include <memory>
 
 #include "cli/command.h"
-#include "conn/server.h"
+#include "cli/target_options.h"
+#include "serve/server.h"
 
 namespace rdmacheck::cli {
 
 Runner attach_serve(CLI::App& app) {
   struct Opts {
-    conn::ServerOptions s;
+    serve::ServerOptions s;
     double session_timeout_s = 120;
   };
   auto o = std::make_shared<Opts>();
   app.add_option("-b,--bind", o->s.bind, "address to listen on (default: all)");
   app.add_option("-p,--port", o->s.tcp_port, "TCP port to listen on")
       ->default_val(proto::kDefaultPort);
-  app.add_option("-d,--device", o->s.device, "RDMA device to use (default: the first ACTIVE one)");
-  app.add_option("-i,--ib-port", o->s.ib_port, "device port (default: the first ACTIVE one)")
-      ->check(CLI::Range(0, 255));
-  app.add_option("-x,--gid-index", o->s.gid_index,
-                 "GID index (default: the RoCE v2 GID of the address the client connected to)")
-      ->check(CLI::Range(0, 65535));
+  add_device_options(app, o->s.dev, TargetFlags{.short_ib_port = true});
   app.add_option("--max-sessions", o->s.max_sessions, "sessions served at once")
       ->check(CLI::Range(1, 1024))
       ->default_val(16);
@@ -37,10 +33,10 @@ Runner attach_serve(CLI::App& app) {
       "Logs one line per session start and end to stderr. Stops on SIGINT/SIGTERM.\n"
       "Exit status: 0 after a clean stop, 2 when the port cannot be bound.");
   return [o]() {
-    conn::ServerOptions s = o->s;
+    serve::ServerOptions s = o->s;
     s.session_timeout =
         std::chrono::milliseconds(static_cast<int64_t>(o->session_timeout_s * 1000));
-    return conn::run_server(s, stop_requested(), stderr);
+    return serve::run_server(s, stop_requested(), stderr);
   };
 }
 

@@ -115,31 +115,10 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
 
 }  // namespace
 
-const char* stage_name(Stage s) {
-  switch (s) {
-    case Stage::kResolve:
-      return "resolve";
-    case Stage::kTcpConnect:
-      return "tcp connect";
-    case Stage::kLocalSetup:
-      return "local setup";
-    case Stage::kHandshake:
-      return "handshake";
-    case Stage::kQpSetup:
-      return "qp setup";
-    case Stage::kCmConnect:
-      return "cm connect";
-    case Stage::kTraffic:
-      return "traffic";
-    case Stage::kDone:
-      return "done";
-  }
-  return "?";
-}
-
 std::vector<Finding> diagnose(const ConnObservation& o) {
   std::vector<Finding> out;
   switch (o.failed) {
+    case Stage::kOptions:
     case Stage::kDone:
       break;
     case Stage::kResolve: {

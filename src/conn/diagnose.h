@@ -6,12 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_table.h"
 #include "findings/finding.h"
 #include "proto/messages.h"
 
 namespace rdmacheck::conn {
 
+// Where a client's test stopped, in the order a session goes through them.
 enum class Stage {
+  kOptions,  // the test's parameters were refused (nothing to diagnose on the path)
   kResolve,
   kTcpConnect,
   kLocalSetup,
@@ -21,7 +24,6 @@ enum class Stage {
   kTraffic,
   kDone
 };
-const char* stage_name(Stage s);
 
 struct LadderResult {
   uint32_t size = 0;
@@ -51,3 +53,20 @@ struct ConnObservation {
 std::vector<Finding> diagnose(const ConnObservation& o);
 
 }  // namespace rdmacheck::conn
+
+namespace rdmacheck {
+template <>
+struct EnumNames<conn::Stage> {
+  static constexpr std::array<std::pair<conn::Stage, std::string_view>, 9> table = {{
+      {conn::Stage::kOptions, "options"},
+      {conn::Stage::kResolve, "resolve"},
+      {conn::Stage::kTcpConnect, "tcp connect"},
+      {conn::Stage::kLocalSetup, "local setup"},
+      {conn::Stage::kHandshake, "handshake"},
+      {conn::Stage::kQpSetup, "qp setup"},
+      {conn::Stage::kCmConnect, "cm connect"},
+      {conn::Stage::kTraffic, "traffic"},
+      {conn::Stage::kDone, "done"},
+  }};
+};
+}  // namespace rdmacheck

@@ -89,7 +89,7 @@ Status pick_gid(Endpoint& ep, const EndpointOptions& o) {
   std::optional<ibv_gid_entry> chosen;
   const auto want = gid_of_address(o.local_address);
   std::optional<ibv_gid_entry> fallback;
-  for (int i = 0; i < n && o.gid_index < 0; ++i) {
+  for (int i = 0; i < n && o.dev.gid_index < 0; ++i) {
     auto e = verbs::query_gid(ep.verbs, ep.port, i);
     if (!e || zero_gid(e->gid)) continue;
     if (ep.port_attr.link_layer != IBV_LINK_LAYER_ETHERNET) {
@@ -104,27 +104,28 @@ Status pick_gid(Endpoint& ep, const EndpointOptions& o) {
     const bool v4 = e->gid.raw[10] == 0xff && e->gid.raw[11] == 0xff;
     if (!fallback && v4) fallback = *e;
   }
-  if (o.gid_index >= 0) {
-    auto e = verbs::query_gid(ep.verbs, ep.port, o.gid_index);
+  if (o.dev.gid_index >= 0) {
+    auto e = verbs::query_gid(ep.verbs, ep.port, o.dev.gid_index);
     if (!e) return e.error();
     if (zero_gid(e->gid)) {
-      return plain_error(
-          "gid", fmt::format("{} port {} GID index {} is empty", ep.device, ep.port, o.gid_index));
+      return plain_error("gid", fmt::format("{} port {} GID index {} is empty", ep.device, ep.port,
+                                            o.dev.gid_index));
     }
     chosen = *e;
     const std::string text = gid_text(e->gid);
     if (e->gid_type == IBV_GID_TYPE_ROCE_V1) {
       ep.warnings.push_back(
-          fmt::format("GID index {} is RoCE v1 (not routable, no UDP 4791)", o.gid_index));
+          fmt::format("GID index {} is RoCE v1 (not routable, no UDP 4791)", o.dev.gid_index));
     }
     if (e->gid.raw[0] == 0xfe && (e->gid.raw[1] & 0xc0) == 0x80) {
-      ep.warnings.push_back(fmt::format("GID index {} is a link-local IPv6 address", o.gid_index));
+      ep.warnings.push_back(
+          fmt::format("GID index {} is a link-local IPv6 address", o.dev.gid_index));
     }
     if (want && std::memcmp(e->gid.raw, want->raw, 16) != 0) {
       ep.warnings.push_back(
           fmt::format("GID index {} ({}) is not {}, the address this host uses "
                       "towards the peer",
-                      o.gid_index, text, o.local_address));
+                      o.dev.gid_index, text, o.local_address));
     }
   }
   if (!chosen) chosen = fallback;
@@ -134,7 +135,7 @@ Status pick_gid(Endpoint& ep, const EndpointOptions& o) {
                                           ep.device, ep.port, o.local_address));
   }
   if (want && ep.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET &&
-      std::memcmp(chosen->gid.raw, want->raw, 16) != 0 && o.gid_index < 0) {
+      std::memcmp(chosen->gid.raw, want->raw, 16) != 0 && o.dev.gid_index < 0) {
     ep.warnings.push_back(fmt::format("no RoCE v2 GID carries {}; using index {} ({})",
                                       o.local_address, chosen->gid_index, gid_text(chosen->gid)));
   }
@@ -243,8 +244,6 @@ uint32_t random_psn() {
   return v & 0xffffff;
 }
 
-namespace {
-
 // Port and GID on ep.verbs (device already chosen).
 Status pick_port_and_gid(Endpoint& ep, const EndpointOptions& o, int port_hint) {
   ep.device = ibv_get_device_name(ep.verbs->device);
@@ -272,7 +271,7 @@ Status create_resources(Endpoint& ep, const EndpointOptions& o, rdma_cm_id* cm_i
   if (!cq) return cq.error();
   ep.cq = std::move(*cq);
 
-  const bool ud = o.transport == "ud";
+  const bool ud = o.transport == proto::Transport::kUd;
   ep.half = std::max<size_t>(o.buffer_size + (ud ? 40 : 0), 64);
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   const size_t total = (2 * ep.half + page - 1) / page * page;
@@ -286,7 +285,7 @@ Status create_resources(Endpoint& ep, const EndpointOptions& o, rdma_cm_id* cm_i
   ibv_qp_init_attr init{};
   init.send_cq = ep.cq.get();
   init.recv_cq = ep.cq.get();
-  init.qp_type = ud ? IBV_QPT_UD : (o.transport == "uc" ? IBV_QPT_UC : IBV_QPT_RC);
+  init.qp_type = ud ? IBV_QPT_UD : (o.transport == proto::Transport::kUc ? IBV_QPT_UC : IBV_QPT_RC);
   init.cap.max_send_wr = std::max<uint32_t>(o.depth, 16);
   init.cap.max_recv_wr = std::max<uint32_t>(o.depth, 16);
   init.cap.max_send_sge = 1;
@@ -310,49 +309,21 @@ Status create_resources(Endpoint& ep, const EndpointOptions& o, rdma_cm_id* cm_i
   });
 }
 
-rdma_conn_param conn_param(const verbs::RcTiming& timing) {
-  const verbs::RcTiming t = verbs::clamp_timing(timing);
-  rdma_conn_param p{};
-  p.responder_resources = 16;
-  p.initiator_depth = 16;
-  p.retry_count = t.retry_cnt;
-  p.rnr_retry_count = t.rnr_retry;
-  return p;
-}
-
-// After ESTABLISHED, the QP state librdmacm left it in, for the timeline.
-void record_cm_qp_state(Endpoint& ep, std::vector<proto::Step>& timeline) {
-  ibv_qp_attr attr{};
-  ibv_qp_init_attr init{};
-  if (ibv_query_qp(ep.qp.get(), &attr, IBV_QP_STATE, &init) == 0) {
-    timeline.push_back(
-        proto::Step{verbs::qp_state_name(attr.qp_state), 0, attr.qp_state == IBV_QPS_RTS, ""});
-  }
-}
-
-// The ACK timeout of a librdmacm QP (it would otherwise pick its own).
-void set_ack_timeout(rdma_cm_id* id, const verbs::RcTiming& t) {
-  uint8_t timeout = verbs::clamp_timing(t).timeout;
-  (void)rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof timeout);
-}
-
-}  // namespace
-
 Result<Endpoint> open_device_only(const EndpointOptions& o) {
   auto list = verbs::DeviceList::get();
   if (!list) return list.error();
   Endpoint ep;
   ibv_device* dev = nullptr;
-  if (!o.device.empty()) {
-    dev = list->find(o.device);
+  if (!o.dev.device.empty()) {
+    dev = list->find(o.dev.device);
     if (dev == nullptr)
-      return plain_error("device", fmt::format("no RDMA device named '{}'", o.device));
+      return plain_error("device", fmt::format("no RDMA device named '{}'", o.dev.device));
   }
   for (ibv_device* d : list->devices()) {
     if (dev != nullptr) break;
     auto ctx = verbs::open_device(d);
     if (!ctx) continue;
-    auto p = pick_port(ctx->get(), o.port);
+    auto p = pick_port(ctx->get(), o.dev.ib_port);
     if (p) {
       auto attr = verbs::query_port(ctx->get(), *p);
       if (attr && attr->state == IBV_PORT_ACTIVE) dev = d;
@@ -366,7 +337,7 @@ Result<Endpoint> open_device_only(const EndpointOptions& o) {
   if (!ctx) return ctx.error();
   ep.ctx = std::move(*ctx);
   ep.verbs = ep.ctx.get();
-  if (auto s = pick_port_and_gid(ep, o, o.port); !s) return s.error();
+  if (auto s = pick_port_and_gid(ep, o, o.dev.ib_port); !s) return s.error();
   return ep;
 }
 
@@ -375,105 +346,6 @@ Result<Endpoint> open_endpoint(const EndpointOptions& o, std::vector<proto::Step
   if (!ep) return ep;
   if (auto s = create_resources(*ep, o, nullptr, timeline); !s) return s.error();
   return ep;
-}
-
-Result<Endpoint> open_cm_endpoint(const EndpointOptions& o, const std::string& addr, uint16_t port,
-                                  Deadline d, std::vector<proto::Step>& timeline) {
-  Endpoint ep;
-  auto ch = verbs::create_event_channel();
-  if (!ch) return ch.error();
-  ep.cm_channel = std::move(*ch);
-  auto id = verbs::create_cm_id(ep.cm_channel.get());
-  if (!id) return id.error();
-  ep.cm_id = std::move(*id);
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICHOST;
-  addrinfo* res = nullptr;
-  if (int rc = ::getaddrinfo(addr.c_str(), std::to_string(port).c_str(), &hints, &res); rc != 0) {
-    return plain_error("getaddrinfo", fmt::format("{}: {}", addr, gai_strerror(rc)));
-  }
-  addrinfo* src = nullptr;
-  if (!o.src.empty()) {
-    if (int rc = ::getaddrinfo(o.src.c_str(), nullptr, &hints, &src); rc != 0) {
-      ::freeaddrinfo(res);
-      return plain_error("getaddrinfo", fmt::format("--src {}: {}", o.src, gai_strerror(rc)));
-    }
-  }
-  const auto t0 = Clock::now();
-  const int resolve_ms = std::clamp(ms_left(d), 1, 5000);
-  const int rc = rdma_resolve_addr(ep.cm_id.get(), src != nullptr ? src->ai_addr : nullptr,
-                                   res->ai_addr, resolve_ms);
-  ::freeaddrinfo(res);
-  if (src != nullptr) ::freeaddrinfo(src);
-  if (rc != 0) return errno_error("rdma_resolve_addr", addr);
-  const std::string ctx = fmt::format("{} port {}", addr, port);
-  auto step = [&](const char* name, const Result<verbs::CmEvent>& ev, Clock::time_point start) {
-    timeline.push_back(proto::Step{name, Micros(Clock::now() - start).count(), ev.ok(),
-                                   ev.ok() ? "" : ev.error().message()});
-  };
-  auto ev = verbs::expect_cm_event(ep.cm_channel.get(), RDMA_CM_EVENT_ADDR_RESOLVED, d, ctx);
-  step("ADDR_RESOLVED", ev, t0);
-  if (!ev) return ev.error();
-  const auto t1 = Clock::now();
-  if (rdma_resolve_route(ep.cm_id.get(), std::clamp(ms_left(d), 1, 5000)) != 0) {
-    return errno_error("rdma_resolve_route", ctx);
-  }
-  ev = verbs::expect_cm_event(ep.cm_channel.get(), RDMA_CM_EVENT_ROUTE_RESOLVED, d, ctx);
-  step("ROUTE_RESOLVED", ev, t1);
-  if (!ev) return ev.error();
-  ep.verbs = ep.cm_id->verbs;
-  if (auto s = pick_port_and_gid(ep, o, ep.cm_id->port_num); !s) return s.error();
-  if (auto s = create_resources(ep, o, ep.cm_id.get(), timeline); !s) return s.error();
-  return ep;
-}
-
-Result<Endpoint> accept_cm_endpoint(const EndpointOptions& o, verbs::CmIdPtr id,
-                                    std::vector<proto::Step>& timeline) {
-  Endpoint ep;
-  auto ch = verbs::create_event_channel();
-  if (!ch) return ch.error();
-  ep.cm_channel = std::move(*ch);
-  // Its events (ESTABLISHED, DISCONNECTED) now come to this session alone.
-  if (rdma_migrate_id(id.get(), ep.cm_channel.get()) != 0) return errno_error("rdma_migrate_id");
-  ep.cm_id = std::move(id);
-  ep.verbs = ep.cm_id->verbs;
-  if (auto s = pick_port_and_gid(ep, o, ep.cm_id->port_num); !s) return s.error();
-  if (auto s = create_resources(ep, o, ep.cm_id.get(), timeline); !s) return s.error();
-  return ep;
-}
-
-namespace {
-
-// Starts the connection manager's side of the handshake (CALL: rdma_connect
-// or rdma_accept) and waits for ESTABLISHED, recording the step.
-template <typename Start>
-Status establish(Endpoint& ep, const verbs::RcTiming& t, rdma_conn_param p, const char* call,
-                 Start start, Deadline d, std::vector<proto::Step>& timeline) {
-  set_ack_timeout(ep.cm_id.get(), t);
-  const auto t0 = Clock::now();
-  if (start(ep.cm_id.get(), &p) != 0) return errno_error(call, ep.context());
-  auto ev = verbs::expect_cm_event(ep.cm_channel.get(), RDMA_CM_EVENT_ESTABLISHED, d, ep.context());
-  timeline.push_back(proto::Step{"ESTABLISHED", Micros(Clock::now() - t0).count(), ev.ok(),
-                                 ev.ok() ? "" : ev.error().message()});
-  if (!ev) return ev.error();
-  record_cm_qp_state(ep, timeline);
-  return ok_status();
-}
-
-}  // namespace
-
-Status cm_connect(Endpoint& ep, const std::string& private_data, const verbs::RcTiming& t,
-                  Deadline d, std::vector<proto::Step>& timeline) {
-  rdma_conn_param p = conn_param(t);
-  p.private_data = private_data.data();
-  p.private_data_len = static_cast<uint8_t>(private_data.size());
-  return establish(ep, t, p, "rdma_connect", rdma_connect, d, timeline);
-}
-
-Status cm_accept(Endpoint& ep, const verbs::RcTiming& t, Deadline d,
-                 std::vector<proto::Step>& timeline) {
-  return establish(ep, t, conn_param(t), "rdma_accept", rdma_accept, d, timeline);
 }
 
 proto::HostFacts local_facts(const Endpoint& ep) {

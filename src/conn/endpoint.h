@@ -10,8 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "base/deadline.h"
+#include "base/fd.h"
 #include "base/result.h"
-#include "net/tcp.h"
+#include "conn/target.h"
 #include "proto/messages.h"
 #include "verbs/cm.h"
 #include "verbs/ibv.h"
@@ -20,16 +22,14 @@
 namespace rdmacheck::conn {
 
 struct EndpointOptions {
-  std::string device;         // "" = the first device with an ACTIVE port
-  int port = 0;               // 0 = the first ACTIVE port
-  int gid_index = -1;         // -1 = the RoCE v2 GID of local_address
+  DeviceChoice dev;           // what the user forced (-d, --ib-port, -x), else chosen here
   std::string local_address;  // the source address towards the peer (from the TCP socket)
   std::string src;            // --cm: source address for rdma_resolve_addr ("" = let routing pick)
-  std::string transport = "rc";  // rc | uc | ud
-  size_t buffer_size = 4096;     // bytes for each direction
-  int access = 0;                // remote access flags of the buffer
-  uint32_t depth = 1;            // receive work requests kept posted
-  uint32_t inline_size = 0;      // largest message posted inline (bw/lat)
+  proto::Transport transport = proto::Transport::kRc;
+  size_t buffer_size = 4096;  // bytes for each direction
+  int access = 0;             // remote access flags of the buffer
+  uint32_t depth = 1;         // receive work requests kept posted
+  uint32_t inline_size = 0;   // largest message posted inline (bw/lat)
 };
 
 struct AlignedFree {
@@ -83,20 +83,12 @@ Result<Endpoint> open_endpoint(const EndpointOptions& o, std::vector<proto::Step
 // Opens the device and picks port and GID only (for facts), no resources.
 Result<Endpoint> open_device_only(const EndpointOptions& o);
 
-// --cm, client side: resolves ADDR:PORT through librdmacm (address, then
-// route; each step timed), then creates the resources on the device the route
-// chose. The QP is created with rdma_create_qp; librdmacm moves its states.
-Result<Endpoint> open_cm_endpoint(const EndpointOptions& o, const std::string& addr, uint16_t port,
-                                  Deadline d, std::vector<proto::Step>& timeline);
-// --cm, server side: takes a connection request's id onto its own channel and
-// creates the resources on its device.
-Result<Endpoint> accept_cm_endpoint(const EndpointOptions& o, verbs::CmIdPtr id,
-                                    std::vector<proto::Step>& timeline);
-// Connects (client) or accepts (server) and waits for ESTABLISHED.
-Status cm_connect(Endpoint& ep, const std::string& private_data, const verbs::RcTiming& t,
-                  Deadline d, std::vector<proto::Step>& timeline);
-Status cm_accept(Endpoint& ep, const verbs::RcTiming& t, Deadline d,
-                 std::vector<proto::Step>& timeline);
+// Port and GID on ep.verbs (device already chosen), and PD/CQ/buffer/MR/QP
+// there. With cm_id, librdmacm creates the QP and drives its states (see
+// cm_endpoint.h); otherwise the QP is moved to INIT here.
+Status pick_port_and_gid(Endpoint& ep, const EndpointOptions& o, int port_hint);
+Status create_resources(Endpoint& ep, const EndpointOptions& o, rdma_cm_id* cm_id,
+                        std::vector<proto::Step>& timeline);
 
 // Link rate in Gb/s from ibv_query_port's active_width and active_speed.
 double port_rate_gbps(const ibv_port_attr& a);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <thread>
 
+#include "conn/client_session.h"
 #include "conn/endpoint.h"
 #include "host/firewall.h"
 
@@ -87,16 +88,6 @@ void fail(PingReport& rep, Stage stage, const Error& e) {
   rep.obs.error = e.message();
 }
 
-// A connection-manager failure: which event broke it (or the deadline).
-void fail_cm(PingReport& rep, const Error& e) {
-  fail(rep, Stage::kCmConnect, e);
-  if (e.errnum == ETIMEDOUT) {
-    rep.obs.cm_event = "timeout";
-  } else {
-    rep.obs.cm_event = e.context.substr(0, e.context.find(' '));
-  }
-}
-
 // Marks the QP's final state in the timeline after a failed work request.
 void record_qp_state(Endpoint& ep, std::vector<proto::Step>& timeline, const std::string& why) {
   ibv_qp_attr attr{};
@@ -143,8 +134,8 @@ std::vector<uint32_t> ladder_sizes(int mtu, bool ud) {
 PingReport run_ping(const PingOptions& o) {
   PingReport rep;
   rep.options = o;
-  rep.obs.host = o.host;
-  rep.obs.tcp_port = o.tcp_port;
+  rep.obs.host = o.target.host;
+  rep.obs.tcp_port = o.target.tcp_port;
   const auto start = Clock::now();
   const Deadline end = start + o.timeout;
   auto finish = [&]() {
@@ -153,89 +144,48 @@ PingReport run_ping(const PingOptions& o) {
     return rep;
   };
 
-  auto sock = tcp_connect(o.host, o.tcp_port, std::min(end, deadline_in(std::chrono::seconds(5))));
-  if (!sock) {
-    fail(rep, sock.error().call == "getaddrinfo" ? Stage::kResolve : Stage::kTcpConnect,
-         sock.error());
-    return finish();
-  }
-  const bool ud = o.transport == "ud";
+  const bool ud = o.transport == proto::Transport::kUd;
   const auto ladder = ladder_sizes(4096, ud);  // upper bound for the buffer; trimmed below
-  EndpointOptions eo;
-  eo.device = o.device;
-  eo.port = o.ib_port;
-  eo.gid_index = o.gid_index;
-  eo.local_address = local_address(*sock);
-  eo.transport = o.transport;
-  eo.buffer_size = std::max<size_t>(o.size, o.ladder ? ladder.back() : 0);
-  eo.access = o.write ? IBV_ACCESS_REMOTE_WRITE : 0;
-  eo.src = o.src;
-  const Deadline setup_d = std::min(end, deadline_in(std::chrono::seconds(10)));
-  auto ep = o.cm
-                ? open_cm_endpoint(eo, peer_address(*sock), o.tcp_port, setup_d, rep.local_timeline)
-                : open_endpoint(eo, rep.local_timeline);
-  if (!ep) {
-    if (o.cm && ep.error().call == "rdma_cm") {
-      fail_cm(rep, ep.error());
-      return finish();
+  SessionRequest req;
+  req.test.kind = proto::TestKind::kPing;
+  req.test.transport = o.transport;
+  req.test.op = o.write ? proto::Op::kWrite : proto::Op::kSend;
+  req.test.max_size = std::max<uint32_t>(o.size, o.ladder ? ladder.back() : 0);
+  req.test.depth = 1;
+  req.cm = o.cm;
+  req.access = proto::info(req.test.op).remote_access;
+  req.timing = o.timing;
+  // A UD message is one datagram: refuse sizes beyond the path MTU before the hello.
+  req.before_hello = [&](Endpoint& ep) -> Status {
+    const int mtu = verbs::mtu_bytes(ep.port_attr.active_mtu);
+    if (ud && o.size > static_cast<uint32_t>(mtu)) {
+      return plain_error("ping",
+                         fmt::format("a UD message cannot exceed the path MTU ({} bytes)", mtu));
     }
-    fail(rep, Stage::kLocalSetup, ep.error());
-    (void)send_frame(*sock, proto::error_message("client setup failed: " + ep.error().message()),
-                     deadline_in(std::chrono::seconds(1)));
-    return finish();
+    return ok_status();
+  };
+  auto opened = open_client_session(o.target, req, end);
+  std::unique_ptr<ClientSession> session;
+  if (opened) {
+    session = std::make_unique<ClientSession>(std::move(*opened));
+    rep.obs.local = local_facts(*session->ep);
+    rep.obs.peer = session->welcome.facts;
+    rep.warnings = session->ep->warnings;
+  } else {
+    SessionFailure& f = opened.error();
+    fail(rep, f.stage, f.error);
+    rep.obs.cm_event = f.cm_event;
+    rep.obs.local = f.local;
+    rep.obs.peer = f.peer;
+    rep.warnings = f.warnings;
+    rep.local_timeline = f.local_timeline;
+    session = std::move(f.session);  // past the welcome: still there for the farewell
+    if (!session) return finish();
   }
-  rep.warnings = ep->warnings;
-  rep.obs.local = local_facts(*ep);
-  if (ud && o.size > static_cast<uint32_t>(rep.obs.local->active_mtu)) {
-    fail(rep, Stage::kLocalSetup,
-         plain_error("ping", fmt::format("a UD message cannot exceed the path MTU ({} bytes)",
-                                         rep.obs.local->active_mtu)));
-    return finish();
-  }
-
-  proto::Hello hello;
-  hello.test.transport = o.transport;
-  hello.test.op = o.write ? "write" : "send";
-  hello.test.max_size = static_cast<uint32_t>(eo.buffer_size);
-  hello.test.depth = 1;
-  hello.test.cm = o.cm;
-  hello.facts = *rep.obs.local;
-  hello.qp = local_qp_info(*ep);
-  const Deadline hs = std::min(end, deadline_in(std::chrono::seconds(10)));
-  if (auto s = send_frame(*sock, proto::to_json(hello), hs); !s) {
-    fail(rep, Stage::kHandshake, s.error());
-    return finish();
-  }
-  auto reply = recv_frame(*sock, hs);
-  if (!reply) {
-    fail(rep, Stage::kHandshake, reply.error());
-    return finish();
-  }
-  auto welcome = proto::parse_welcome(*reply);
-  if (!welcome) {
-    fail(rep, Stage::kHandshake, welcome.error());
-    return finish();
-  }
-  rep.obs.peer = welcome->facts;
-  rep.peer_timeline = welcome->timeline;
-  if (o.cm) {
-    if (welcome->cm_token == 0) {
-      fail(rep, Stage::kHandshake, plain_error("handshake", "the server sent no rdma_cm token"));
-    } else {
-      const std::string token(reinterpret_cast<const char*>(&welcome->cm_token),
-                              sizeof welcome->cm_token);
-      if (auto s =
-              cm_connect(*ep, token, o.timing, std::min(end, deadline_in(std::chrono::seconds(8))),
-                         rep.local_timeline);
-          !s) {
-        fail_cm(rep, s.error());
-      }
-    }
-  } else if (auto s = connect_qp(*ep, welcome->qp, welcome->facts.active_mtu, o.timing,
-                                 rep.local_timeline);
-             !s) {
-    fail(rep, Stage::kQpSetup, s.error());
-  }
+  Endpoint& ep = *session->ep;
+  const proto::Welcome& welcome = session->welcome;
+  rep.peer_timeline = welcome.timeline;
+  std::vector<proto::Step>& local_timeline = session->local_timeline;
 
   std::vector<double> rtts;
   auto note_failure = [&](const RoundTrip& r) {
@@ -243,7 +193,7 @@ PingReport run_ping(const PingOptions& o) {
     rep.obs.wc_status = r.wc_status;
     rep.obs.errnum = r.errnum;
     rep.obs.error = r.error;
-    record_qp_state(*ep, rep.local_timeline, r.error);
+    record_qp_state(ep, local_timeline, r.error);
   };
   for (int i = 0; i < o.count && rep.obs.failed == Stage::kDone; ++i) {
     if (Clock::now() >= end) {
@@ -255,7 +205,7 @@ PingReport run_ping(const PingOptions& o) {
     }
     ++rep.obs.pings_sent;
     const auto left = std::chrono::milliseconds(std::max(ms_left(end), 1));
-    RoundTrip r = round_trip(*ep, welcome->qp, o.size, o.write, std::min(o.ping_timeout, left));
+    RoundTrip r = round_trip(ep, welcome.qp, o.size, o.write, std::min(o.ping_timeout, left));
     if (!r.ok) {
       note_failure(r);
       break;
@@ -267,11 +217,11 @@ PingReport run_ping(const PingOptions& o) {
   rep.stats = rtt_stats(rtts, rep.obs.pings_sent);
 
   if (o.ladder && rep.obs.failed == Stage::kDone) {
-    const int mtu = std::min(rep.obs.local->active_mtu, welcome->facts.active_mtu);
+    const int mtu = std::min(rep.obs.local->active_mtu, welcome.facts.active_mtu);
     for (uint32_t size : ladder_sizes(mtu, ud)) {
       if (Clock::now() >= end) break;
       const auto left = std::chrono::milliseconds(std::max(ms_left(end), 1));
-      RoundTrip r = round_trip(*ep, welcome->qp, size, o.write, std::min(o.ping_timeout, left));
+      RoundTrip r = round_trip(ep, welcome.qp, size, o.write, std::min(o.ping_timeout, left));
       rep.obs.ladder.push_back(LadderResult{size, r.ok, r.rtt_us, r.error});
       if (!r.ok) {
         note_failure(r);
@@ -286,19 +236,15 @@ PingReport run_ping(const PingOptions& o) {
   }
   // Tell the server we are done and collect its side of the story.
   proto::Done done;
-  done.timeline = rep.local_timeline;
+  done.timeline = local_timeline;
   done.sent = static_cast<uint64_t>(rep.obs.pings_sent);
   done.received = static_cast<uint64_t>(rep.obs.pings_ok);
+  rep.local_timeline = local_timeline;
   const Deadline bye_d = std::max(std::min(end, deadline_in(std::chrono::seconds(5))),
                                   deadline_in(std::chrono::seconds(2)));
-  if (send_frame(*sock, proto::to_json(done), bye_d)) {
-    if (auto b = recv_frame(*sock, bye_d)) {
-      if (auto bye = proto::parse_bye(*b)) {
-        rep.peer_timeline.insert(rep.peer_timeline.end(), bye->timeline.begin(),
-                                 bye->timeline.end());
-        rep.obs.peer_firewall = bye->firewall;
-      }
-    }
+  if (auto bye = session->farewell(done, bye_d)) {
+    rep.peer_timeline.insert(rep.peer_timeline.end(), bye->timeline.begin(), bye->timeline.end());
+    rep.obs.peer_firewall = bye->firewall;
   }
   return finish();
 }

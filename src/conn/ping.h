@@ -8,24 +8,21 @@
 #include <string>
 #include <vector>
 
+#include "base/deadline.h"
+#include "base/fd.h"
 #include "conn/diagnose.h"
+#include "conn/target.h"
 #include "findings/finding.h"
-#include "net/tcp.h"
 #include "proto/messages.h"
 #include "verbs/qp.h"
 
 namespace rdmacheck::conn {
 
 struct PingOptions {
-  std::string host;
-  uint16_t tcp_port = proto::kDefaultPort;
-  std::string device;
-  int ib_port = 0;
-  int gid_index = -1;
-  std::string transport = "rc";  // rc | ud
-  bool write = false;            // RDMA WRITE with immediate instead of SEND
-  bool cm = false;               // connect through librdmacm (as rping does)
-  std::string src;               // --cm: source address for address resolution
+  Target target;
+  proto::Transport transport = proto::Transport::kRc;  // rc | ud
+  bool write = false;                                  // RDMA WRITE with immediate instead of SEND
+  bool cm = false;                                     // connect through librdmacm (as rping does)
   int count = 5;
   double interval_s = 0.2;
   uint32_t size = 64;

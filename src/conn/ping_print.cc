@@ -31,13 +31,14 @@ nlohmann::json to_json(const PingReport& r) {
   }
   return {
       {"command", "ping"},
-      {"host", r.options.host},
-      {"port", r.options.tcp_port},
-      {"transport", r.options.transport},
+      {"host", r.options.target.host},
+      {"port", r.options.target.tcp_port},
+      {"transport", name_of(r.options.transport)},
       {"op", r.options.write ? "write" : "send"},
       {"ok", r.obs.failed == Stage::kDone},
-      {"failed_stage", r.obs.failed == Stage::kDone ? nlohmann::json(nullptr)
-                                                    : nlohmann::json(stage_name(r.obs.failed))},
+      {"failed_stage", r.obs.failed == Stage::kDone
+                           ? nlohmann::json(nullptr)
+                           : nlohmann::json(std::string(name_of(r.obs.failed)))},
       {"error", r.obs.error},
       {"local", facts_json(r.obs.local)},
       {"peer", facts_json(r.obs.peer)},
@@ -62,8 +63,9 @@ nlohmann::json to_json(const PingReport& r) {
 std::string format_text(const PingReport& r) {
   std::string out;
   const auto& o = r.options;
-  out += fmt::format("PING {} port {}: {} {} of {} bytes\n", o.host, o.tcp_port,
-                     o.transport == "ud" ? "UD" : "RC", o.write ? "RDMA write" : "send", o.size);
+  out += fmt::format("PING {} port {}: {} {} of {} bytes\n", o.target.host, o.target.tcp_port,
+                     o.transport == proto::Transport::kUd ? "UD" : "RC",
+                     o.write ? "RDMA write" : "send", o.size);
   if (r.obs.local) {
     const auto& l = *r.obs.local;
     out += fmt::format("  local : {} {} port {} GID[{}] {} {} mtu {} netdev {} (mtu {})\n",
@@ -84,7 +86,7 @@ std::string format_text(const PingReport& r) {
   }
   const auto& st = r.stats;
   const int loss = st.sent == 0 ? 0 : 100 * (st.sent - st.received) / st.sent;
-  out += fmt::format("--- {} rdmacheck ping statistics ---\n", o.host);
+  out += fmt::format("--- {} rdmacheck ping statistics ---\n", o.target.host);
   out += fmt::format("{} sent, {} received, {}% loss", st.sent, st.received, loss);
   if (st.received > 0) {
     out += fmt::format(", rtt min/avg/median/p99/max = {:.1f}/{:.1f}/{:.1f}/{:.1f}/{:.1f} us",
@@ -99,7 +101,7 @@ std::string format_text(const PingReport& r) {
     out += "\n";
   }
   if (r.obs.failed != Stage::kDone) {
-    out += fmt::format("failed at {}: {}\n", stage_name(r.obs.failed), r.obs.error);
+    out += fmt::format("failed at {}: {}\n", name_of(r.obs.failed), r.obs.error);
   }
   for (const auto& f : r.findings) out += format_finding(f);
   out += fmt::format("result: {} ({:.0f} ms)\n", r.obs.failed == Stage::kDone ? "PASS" : "FAIL",

@@ -4,13 +4,15 @@
 
 #include <filesystem>
 
+#include "base/test_temp_dir.h"
+
 namespace rdmacheck::devices {
 namespace {
 
 const std::string kFixtures = RDMACHECK_FIXTURES;
 
 TEST(Inventory, ExplainsAMachineWithoutRdma) {
-  const auto dir = std::filesystem::temp_directory_path() / "rdmacheck-empty-root";
+  const auto dir = test_util::make_temp_dir("empty-root");
   std::filesystem::create_directories(dir / "sys/class/net/eth0");
   const auto inv = take_inventory(FsRoot(dir), false);
   EXPECT_TRUE(inv.devices.empty());
@@ -20,7 +22,7 @@ TEST(Inventory, ExplainsAMachineWithoutRdma) {
 }
 
 TEST(Inventory, EmptyClassDirectoryIsExplainedDifferently) {
-  const auto dir = std::filesystem::temp_directory_path() / "rdmacheck-empty-class";
+  const auto dir = test_util::make_temp_dir("empty-class");
   std::filesystem::create_directories(dir / "sys/class/infiniband");
   std::filesystem::create_directories(dir / "sys/module/ib_core");
   const auto why = explain_no_devices(FsRoot(dir));

@@ -5,16 +5,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/test_temp_dir.h"
+
 namespace rdmacheck::doctor {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path scratch(const std::string& tag) {
-  const auto d = fs::temp_directory_path() / ("rdmacheck-capture-test-" + tag);
-  fs::remove_all(d);
-  return d;
-}
+fs::path scratch(const std::string& tag) { return test_util::make_temp_dir("capture-test-" + tag); }
 
 // Copies real paths of this machine, through /sys's symbolic links, so the
 // copy answers the same reads.

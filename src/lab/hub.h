@@ -8,8 +8,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/deadline.h"
+#include "base/fd.h"
 #include "base/result.h"
-#include "net/tcp.h"
 
 namespace rdmacheck::lab {
 

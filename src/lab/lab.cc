@@ -11,11 +11,12 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "base/deadline.h"
+#include "base/fd.h"
 #include "lab/hub.h"
 #include "lab/initramfs.h"
 #include "lab/kernel.h"
 #include "lab/vm.h"
-#include "net/tcp.h"
 #include "sysfs/fs_root.h"
 
 namespace rdmacheck::lab {

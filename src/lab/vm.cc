@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +10,8 @@
 #include <filesystem>
 #include <sstream>
 #include <thread>
+
+#include "base/spawn.h"
 
 namespace rdmacheck::lab {
 
@@ -67,33 +68,14 @@ std::vector<std::string> qemu_args(const VmSpec& s) {
 }
 
 Result<Vm> Vm::start(const VmSpec& s) {
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) return errno_error("pipe2");
-  Fd rd(pipefd[0]);
-  Fd wr(pipefd[1]);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, wr.get(), 1);
-  posix_spawn_file_actions_adddup2(&fa, wr.get(), 2);
   // Its own process group, so a Ctrl-C on the terminal reaches rdmacheck,
   // which then stops the guests in order.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  const auto args = qemu_args(s);
-  std::vector<char*> argv;
-  argv.reserve(args.size() + 1);
-  for (const auto& x : args) argv.push_back(const_cast<char*>(x.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) return code_error("posix_spawn", rc, s.qemu);
+  auto child =
+      spawn_piped(qemu_args(s), SpawnOptions{.stderr_to_pipe = true, .own_process_group = true});
+  if (!child) return child.error();
+  const Fd& rd = child->out;
   ::fcntl(rd.get(), F_SETFL, ::fcntl(rd.get(), F_GETFL) | O_NONBLOCK);
-  return Vm(pid, std::move(rd));
+  return Vm(child->pid, std::move(child->out));
 }
 
 Vm::Vm(Vm&& o) noexcept : pid_(o.pid_), console_(std::move(o.console_)), status_(o.status_) {

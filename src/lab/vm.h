@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "base/fd.h"
 #include "base/result.h"
-#include "net/tcp.h"
 
 namespace rdmacheck::lab {
 

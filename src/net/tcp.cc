@@ -66,25 +66,7 @@ Status io_all(int fd, char* buf, size_t len, bool writing, Deadline d) {
 
 }  // namespace
 
-int ms_left(Deadline d) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(d - Clock::now()).count();
-  if (left <= 0) return 0;
-  return left > INT_MAX ? INT_MAX : static_cast<int>(left);
-}
-
-Fd& Fd::operator=(Fd&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = o.release();
-  }
-  return *this;
-}
-
-Fd::~Fd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-Result<Fd> tcp_connect(const std::string& host, uint16_t port, Deadline d) {
+Result<AddrList> resolve_host(const std::string& host, uint16_t port) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -93,8 +75,21 @@ Result<Fd> tcp_connect(const std::string& host, uint16_t port, Deadline d) {
   if (int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &res); rc != 0) {
     return plain_error("getaddrinfo", fmt::format("{}: {}", host, gai_strerror(rc)));
   }
-  Error last = code_error("connect", EHOSTUNREACH, host);
-  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
+  return AddrList{host, port, std::unique_ptr<addrinfo, AddrList::Free>(res)};
+}
+
+Result<Fd> tcp_connect(const std::string& host, uint16_t port, Deadline d) {
+  auto addrs = resolve_host(host, port);
+  if (!addrs) return addrs.error();
+  return tcp_connect(*addrs, d);
+}
+
+void AddrList::Free::operator()(addrinfo* a) const noexcept { ::freeaddrinfo(a); }
+
+Result<Fd> tcp_connect(const AddrList& addrs, Deadline d) {
+  const uint16_t port = addrs.port;
+  Error last = code_error("connect", EHOSTUNREACH, addrs.host);
+  for (const addrinfo* ai = addrs.list.get(); ai != nullptr; ai = ai->ai_next) {
     Fd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
     if (!fd.valid()) {
       last = errno_error("socket");
@@ -119,10 +114,8 @@ Result<Fd> tcp_connect(const std::string& host, uint16_t port, Deadline d) {
     }
     int one = 1;
     ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    ::freeaddrinfo(res);
     return fd;
   }
-  ::freeaddrinfo(res);
   return last;
 }
 

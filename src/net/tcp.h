@@ -2,48 +2,38 @@
 // (4-byte big-endian length + JSON text, size-capped).
 #pragma once
 
+#include <netdb.h>
+
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/deadline.h"
+#include "base/fd.h"
 #include "base/result.h"
 
 namespace rdmacheck {
 
-using Clock = std::chrono::steady_clock;
-using Deadline = Clock::time_point;
-
-inline Deadline deadline_in(std::chrono::milliseconds ms) { return Clock::now() + ms; }
-// Milliseconds left before the deadline, clamped to [0, INT_MAX] for poll().
-int ms_left(Deadline d);
-
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(o.release()) {}
-  Fd& operator=(Fd&& o) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd();
-  [[nodiscard]] int get() const { return fd_; }
-  [[nodiscard]] bool valid() const { return fd_ >= 0; }
-  int release() {
-    int f = fd_;
-    fd_ = -1;
-    return f;
-  }
-
- private:
-  int fd_ = -1;
-};
-
 // Frames larger than this are refused before any allocation.
 constexpr uint32_t kMaxFrame = 64 * 1024;
 
-// Resolves HOST (name or address) and connects within the deadline. The Error's
+// HOST's addresses for PORT, as getaddrinfo lists them (owned).
+struct AddrList {
+  struct Free {
+    void operator()(addrinfo* a) const noexcept;
+  };
+  std::string host;
+  uint16_t port = 0;
+  std::unique_ptr<addrinfo, Free> list;
+};
+Result<AddrList> resolve_host(const std::string& host, uint16_t port);
+
+// Connects to the first address that answers within the deadline. The Error's
 // errnum tells refused (ECONNREFUSED) from unreachable / timed out.
+Result<Fd> tcp_connect(const AddrList& addrs, Deadline d);
+// resolve_host, then tcp_connect.
 Result<Fd> tcp_connect(const std::string& host, uint16_t port, Deadline d);
 // Listens on ADDR:PORT ("" = all addresses, IPv6 and IPv4).
 Result<Fd> tcp_listen(const std::string& addr, uint16_t port, int backlog = 64);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "conn/client_session.h"
 #include "conn/diagnose.h"
 #include "conn/endpoint.h"
 #include "net/tcp.h"
@@ -16,15 +17,12 @@
 namespace rdmacheck::perf {
 namespace {
 
-struct Session {
-  Fd sock;
-  std::unique_ptr<conn::Endpoint> ep;
-  proto::Welcome welcome;
-};
+using conn::ClientSession;
+using conn::Stage;
 
-void fail(PerfReport& r, const char* stage, const Error& e) {
+void fail(PerfReport& r, Stage stage, const Error& e) {
   r.ok = false;
-  r.failed_stage = stage;
+  r.failed = stage;
   r.error = e.message();
   r.cause = e;
 }
@@ -32,33 +30,28 @@ void fail(PerfReport& r, const char* stage, const Error& e) {
 // A run that failed before measuring gets the connection layer's diagnosis
 // (server not listening, peer unreachable, memlock, ...), as ping does.
 std::vector<Finding> diagnose_setup(const PerfReport& r, const PerfOptions& o) {
-  if (r.ok || r.failed_stage == "traffic" || r.cause.call == "spec") return {};
+  if (r.ok || r.failed == Stage::kTraffic || r.failed == Stage::kOptions) return {};
   conn::ConnObservation obs;
-  obs.host = o.host;
-  obs.tcp_port = o.tcp_port;
-  obs.failed =
-      r.failed_stage == "connect"
-          ? (r.cause.call == "getaddrinfo" ? conn::Stage::kResolve : conn::Stage::kTcpConnect)
-      : r.failed_stage == "handshake" ? conn::Stage::kHandshake
-      : r.failed_stage == "qp"        ? conn::Stage::kQpSetup
-                                      : conn::Stage::kLocalSetup;
+  obs.host = o.target.host;
+  obs.tcp_port = o.target.tcp_port;
+  obs.failed = r.failed;
   obs.errnum = r.cause.errnum;
   obs.failed_call = r.cause.call;
   obs.error = r.error;
+  obs.cm_event = r.cm_event;
   obs.local = r.local;
   obs.peer = r.peer;
   return conn::diagnose(obs);
 }
 
-proto::Hello hello_for(const PerfOptions& o, const conn::Endpoint& ep, uint32_t seed) {
+conn::SessionRequest request_for(const PerfOptions& o, uint32_t seed) {
   const Spec& s = o.spec;
-  proto::Hello h;
-  h.test.kind = kind_name(s.kind);
-  h.test.transport = s.transport;
-  h.test.op = op_name(s.op);
-  h.test.max_size = max_size(s);
-  h.test.depth = s.rx_depth;
-  h.test.cm = o.cm;
+  conn::SessionRequest req;
+  req.test.kind = s.kind;
+  req.test.transport = s.transport;
+  req.test.op = s.op;
+  req.test.max_size = max_size(s);
+  req.test.depth = s.rx_depth;
   proto::PerfParams p;
   p.sizes = s.sizes;
   p.iterations = s.iterations;
@@ -70,111 +63,45 @@ proto::Hello hello_for(const PerfOptions& o, const conn::Endpoint& ep, uint32_t 
   p.post_list = s.post_list;
   p.cq_mod = s.cq_mod;
   p.inline_size = s.inline_size;
-  h.test.perf = p;
-  h.facts = conn::local_facts(ep);
-  h.qp = conn::local_qp_info(ep);
-  return h;
-}
-
-// The server's next message, parsed as MSG; an error message from it comes
-// back as an error in its own words.
-template <typename Msg>
-Result<Msg> receive(const Fd& sock, Deadline d, Result<Msg> (*parse)(const nlohmann::json&)) {
-  auto frame = recv_frame(sock, d);
-  if (!frame) return frame.error();
-  if (proto::message_type(*frame) == "error") {
-    return plain_error("handshake", "server: " + proto::error_text(*frame));
-  }
-  return parse(*frame);
-}
-
-// --cm: connect through librdmacm with the server's token, then learn where
-// its buffer is (the connection manager's handshake does not say).
-bool cm_establish(PerfReport& r, const PerfOptions& o, Deadline end, Session& s,
-                  std::vector<proto::Step>& timeline) {
-  if (s.welcome.cm_token == 0) {
-    fail(r, "handshake", plain_error("handshake", "the server sent no rdma_cm token"));
-    return false;
-  }
-  const std::string token(reinterpret_cast<const char*>(&s.welcome.cm_token),
-                          sizeof s.welcome.cm_token);
-  const Deadline d = std::min(end, deadline_in(std::chrono::seconds(10)));
-  if (auto c = conn::cm_connect(*s.ep, token, o.timing, d, timeline); !c) {
-    fail(r, "qp", c.error());
-    return false;
-  }
-  auto ready = receive(s.sock, d, proto::parse_ready);
-  if (!ready) {
-    fail(r, "handshake", ready.error());
-    return false;
-  }
-  s.welcome.qp = ready->qp;
-  return true;
-}
-
-// TCP, endpoint, hello/welcome and the QP to RTS for one queue pair.
-bool open_session(PerfReport& r, const PerfOptions& o, Deadline end, uint32_t seed, Session& s) {
-  auto sock = tcp_connect(o.host, o.tcp_port, std::min(end, deadline_in(std::chrono::seconds(5))));
-  if (!sock) {
-    fail(r, "connect", sock.error());
-    return false;
-  }
-  s.sock = std::move(*sock);
-  conn::EndpointOptions eo;
-  eo.device = o.device;
-  eo.port = o.ib_port;
-  eo.gid_index = o.gid_index;
-  eo.local_address = local_address(s.sock);
-  eo.src = o.src;
-  eo.transport = o.spec.transport;
-  eo.buffer_size = max_size(o.spec);
+  req.test.perf = p;
+  req.cm = o.cm;
   // What the server does to this buffer: answer a write ping-pong with its
   // writes, or run the whole test back at us (-b).
-  const bool pingpong_write = o.spec.kind == Kind::kLat && o.spec.op == Op::kWrite;
-  eo.access = o.spec.bidir     ? remote_access(o.spec.op)
-              : pingpong_write ? IBV_ACCESS_REMOTE_WRITE
-                               : 0;
-  const bool receives = o.spec.bidir && two_sided(o.spec.op);
-  eo.depth = std::max(o.spec.tx_depth, receives ? o.spec.rx_depth : 1u);
-  eo.inline_size = o.spec.inline_size;
-  std::vector<proto::Step> timeline;
-  const Deadline setup_d = std::min(end, deadline_in(std::chrono::seconds(10)));
-  auto ep = o.cm ? conn::open_cm_endpoint(eo, peer_address(s.sock), o.tcp_port, setup_d, timeline)
-                 : conn::open_endpoint(eo, timeline);
-  if (!ep) {
-    fail(r, ep.error().call == "rdma_cm" ? "qp" : "setup", ep.error());
-    (void)send_frame(s.sock, proto::error_message("client setup failed: " + ep.error().message()),
-                     deadline_in(std::chrono::seconds(1)));
+  const bool pingpong_write = s.kind == Kind::kLat && s.op == Op::kWrite;
+  req.access = s.bidir ? remote_access(s.op) : pingpong_write ? IBV_ACCESS_REMOTE_WRITE : 0;
+  const bool receives = s.bidir && two_sided(s.op);
+  req.depth = std::max(s.tx_depth, receives ? s.rx_depth : 1u);
+  req.inline_size = s.inline_size;
+  req.timing = o.timing;
+  // -b with send or write_imm: the server's messages need our receives first.
+  if (receives) {
+    req.before_hello = [n = s.rx_depth](conn::Endpoint& ep) -> Status {
+      for (uint32_t i = 0; i < n; ++i) {
+        if (auto r = conn::post_recv(ep, 0, static_cast<uint32_t>(ep.half)); !r) return r.error();
+      }
+      return ok_status();
+    };
+  }
+  return req;
+}
+
+// One queue pair's session: TCP, endpoint, hello/welcome and the QP to RTS.
+bool open_session(PerfReport& r, const PerfOptions& o, Deadline end, uint32_t seed,
+                  ClientSession& s) {
+  auto opened = conn::open_client_session(o.target, request_for(o, seed), end);
+  if (!opened) {
+    conn::SessionFailure& f = opened.error();
+    fail(r, f.stage, f.error);
+    r.cm_event = f.cm_event;
+    if (f.local) r.local = f.local;
+    if (f.peer) r.peer = f.peer;
+    r.warnings.insert(r.warnings.end(), f.warnings.begin(), f.warnings.end());
     return false;
   }
-  s.ep = std::make_unique<conn::Endpoint>(std::move(*ep));
+  s = std::move(*opened);
   r.warnings.insert(r.warnings.end(), s.ep->warnings.begin(), s.ep->warnings.end());
   r.local = conn::local_facts(*s.ep);
-  // -b with send or write_imm: the server's messages need our receives first.
-  for (uint32_t i = 0; receives && i < o.spec.rx_depth; ++i) {
-    if (auto p = conn::post_recv(*s.ep, 0, static_cast<uint32_t>(s.ep->half)); !p) {
-      fail(r, "setup", p.error());
-      return false;
-    }
-  }
-  const Deadline hs = std::min(end, deadline_in(std::chrono::seconds(10)));
-  if (auto sent = send_frame(s.sock, proto::to_json(hello_for(o, *s.ep, seed)), hs); !sent) {
-    fail(r, "handshake", sent.error());
-    return false;
-  }
-  auto welcome = receive(s.sock, hs, proto::parse_welcome);
-  if (!welcome) {
-    fail(r, "handshake", welcome.error());
-    return false;
-  }
-  s.welcome = *welcome;
-  r.peer = welcome->facts;
-  if (o.cm) return cm_establish(r, o, end, s, timeline);
-  if (auto c = conn::connect_qp(*s.ep, welcome->qp, welcome->facts.active_mtu, o.timing, timeline);
-      !c) {
-    fail(r, "qp", c.error());
-    return false;
-  }
+  r.peer = s.welcome.facts;
   return true;
 }
 
@@ -230,7 +157,7 @@ Status check_step(PerfReport& r, Barriers& b, const Spec& s, uint32_t step,
   std::vector<proto::Sync> msgs(b.socks.size());
   for (size_t l = 0; l < msgs.size(); ++l) {
     msgs[l].step = step;
-    msgs[l].phase = "check";
+    msgs[l].phase = proto::SyncPhase::kCheck;
     msgs[l].ops = l < ops.size() ? ops[l] : 0;
   }
   auto replies = exchange_sync(b.socks, b.eps, msgs, end);
@@ -292,13 +219,13 @@ Tick ticker(const PerfOptions& o, Clock::time_point start, uint32_t step, uint64
                                 : fmt::format("{:.1f} of {} s, {} {}",
                                               std::chrono::duration<double>(now - start).count(),
                                               s.duration_s, done, unit);
-    o.progress(fmt::format("{} {} B (size {} of {}): {}", kind_name(s.kind), s.sizes[step],
-                           step + 1, s.sizes.size(), how));
+    o.progress(fmt::format("{} {} B (size {} of {}): {}", name_of(s.kind), s.sizes[step], step + 1,
+                           s.sizes.size(), how));
   };
 }
 
-void measure(PerfReport& r, const PerfOptions& o, std::vector<Session>& sessions, uint32_t seed,
-             Deadline end, const std::atomic<bool>& stop) {
+void measure(PerfReport& r, const PerfOptions& o, std::vector<ClientSession>& sessions,
+             uint32_t seed, Deadline end, const std::atomic<bool>& stop) {
   const Spec& s = o.spec;
   const auto start = Clock::now();
   std::vector<Lane> lanes;
@@ -317,23 +244,24 @@ void measure(PerfReport& r, const PerfOptions& o, std::vector<Session>& sessions
     const uint32_t size = s.sizes[step];
     prepare(b, s, step);
     if (s.bidir) {
-      if (auto g = go(b, step, end); !g) return fail(r, "traffic", g.error());
+      if (auto g = go(b, step, end); !g) return fail(r, Stage::kTraffic, g.error());
     }
     std::vector<uint64_t> ops;
     if (s.kind == Kind::kBw) {
       auto x =
           run_bw(lanes, s, size, end, stop, ticker(o, start, step, s.iterations * lanes.size()));
-      if (!x) return fail(r, "traffic", x.error());
+      if (!x) return fail(r, Stage::kTraffic, x.error());
       ops = x->lane_ops;
       r.bw.push_back(*x);
     } else {
       auto l = run_lat(lanes[0], s, size, stamp, end, stop, ticker(o, start, step, s.iterations));
-      if (!l) return fail(r, "traffic", l.error());
+      if (!l) return fail(r, Stage::kTraffic, l.error());
       ops = {l->stats.n};
       r.lat.push_back(std::move(*l));
     }
     if (barriers) {
-      if (auto c = check_step(r, b, s, step, ops, end); !c) return fail(r, "traffic", c.error());
+      if (auto c = check_step(r, b, s, step, ops, end); !c)
+        return fail(r, Stage::kTraffic, c.error());
     }
   }
 }
@@ -370,14 +298,14 @@ PerfReport run_perf(const PerfOptions& o, const std::atomic<bool>& stop) {
     return r;
   };
   if (auto why = validate(o.spec)) {
-    fail(r, "setup", plain_error("spec", *why));
+    fail(r, Stage::kOptions, plain_error("spec", *why));
     return finish();
   }
-  if (o.cm && o.spec.transport != "rc") {
-    fail(r, "setup", plain_error("spec", "--cm connects RC queue pairs: drop -c UC/UD"));
+  if (o.cm && o.spec.transport != Transport::kRc) {
+    fail(r, Stage::kOptions, plain_error("spec", "--cm connects RC queue pairs: drop -c UC/UD"));
     return finish();
   }
-  std::vector<Session> sessions(o.spec.qps);
+  std::vector<ClientSession> sessions(o.spec.qps);
   const uint32_t seed = conn::random_psn();
   r.ok = true;
   for (auto& s : sessions) {
@@ -387,8 +315,8 @@ PerfReport run_perf(const PerfOptions& o, const std::atomic<bool>& stop) {
   r.placement = place(FsRoot("/"), ep.device, o.cpu);
   const int mtu = std::min(r.local->active_mtu, r.peer->active_mtu);
   r.link = link_facts(ep, mtu);
-  if (o.spec.transport == "ud" && max_size(o.spec) > static_cast<uint32_t>(mtu)) {
-    fail(r, "setup",
+  if (o.spec.transport == Transport::kUd && max_size(o.spec) > static_cast<uint32_t>(mtu)) {
+    fail(r, Stage::kOptions,
          plain_error("spec", fmt::format("a UD message cannot exceed the path MTU "
                                          "({} bytes)",
                                          mtu)));
@@ -407,9 +335,8 @@ PerfReport run_perf(const PerfOptions& o, const std::atomic<bool>& stop) {
   done.received = r.ok ? msgs : 0;
   for (auto& s : sessions) {
     const Deadline d = deadline_in(std::chrono::seconds(3));
-    if (!send_frame(s.sock, proto::to_json(done), d)) continue;
-    auto frame = recv_frame(s.sock, d);
-    auto bye = frame ? proto::parse_bye(*frame) : Result<proto::Bye>(frame.error());
+    if (!s.ep) continue;  // never opened: a session before it failed
+    auto bye = s.farewell(done, d);
     if (!bye) continue;
     // The sessions overlap in time: keep the largest delta of each counter.
     for (const auto& [name, v] : bye->counters) {
@@ -426,7 +353,7 @@ PerfReport run_perf(const PerfOptions& o, const std::atomic<bool>& stop) {
   // Loss and congestion also explain a failed run; the verdict needs figures.
   r.findings =
       counter_findings(r.local_counters, r.peer_counters, r.local ? r.local->hostname : "local",
-                       r.peer ? r.peer->hostname : o.host, msgs);
+                       r.peer ? r.peer->hostname : o.target.host, msgs);
   if (r.ok) {
     for (auto& f : verdict_findings(o.spec, r.link, r.bw, r.lat)) r.findings.push_back(f);
   }

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "conn/diagnose.h"
+#include "conn/target.h"
 #include "findings/finding.h"
 #include "perf/counters.h"
 #include "perf/engine.h"
@@ -22,14 +24,9 @@
 namespace rdmacheck::perf {
 
 struct PerfOptions {
-  std::string host;
-  uint16_t tcp_port = proto::kDefaultPort;
-  std::string device;
-  int ib_port = 0;
-  int gid_index = -1;
+  conn::Target target;
   Spec spec;
   bool cm = false;                            // -R/--cm: connect through librdmacm (RC only)
-  std::string src;                            // --cm: source address to resolve from
   int cpu = -1;                               // --cpu; -1: a core on the device's NUMA node
   std::chrono::milliseconds timeout{120000};  // the whole command
   verbs::RcTiming timing;
@@ -41,9 +38,11 @@ struct PerfOptions {
 struct PerfReport {
   PerfOptions options;
   bool ok = false;
-  std::string failed_stage;  // "connect", "setup", "handshake", "qp", "traffic"
+  conn::Stage failed =
+      conn::Stage::kDone;  // where it stopped (kOptions: refused before connecting)
   std::string error;
-  Error cause;  // the failure as a value, for the connection layer's diagnosis
+  std::string cm_event;  // --cm: the event that broke setup, or "timeout"
+  Error cause;           // the failure as a value, for the connection layer's diagnosis
   std::optional<proto::HostFacts> local;
   std::optional<proto::HostFacts> peer;
   std::vector<std::string> warnings;

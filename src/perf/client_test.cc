@@ -8,12 +8,12 @@ namespace {
 
 TEST(PerfClient, NoServerIsDiagnosedLikePing) {
   PerfOptions o;
-  o.host = "127.0.0.1";
-  o.tcp_port = 1;  // nothing listens on tcpmux
+  o.target.host = "127.0.0.1";
+  o.target.tcp_port = 1;  // nothing listens on tcpmux
   const std::atomic<bool> stop{false};
   const PerfReport r = run_perf(o, stop);
   EXPECT_FALSE(r.ok);
-  EXPECT_EQ(r.failed_stage, "connect");
+  EXPECT_EQ(r.failed, conn::Stage::kTcpConnect);
   ASSERT_FALSE(r.findings.empty());
   EXPECT_EQ(r.findings[0].id, "server-not-listening");
   EXPECT_EQ(exit_status(r), 2);
@@ -21,12 +21,12 @@ TEST(PerfClient, NoServerIsDiagnosedLikePing) {
 
 TEST(PerfClient, InvalidSpecFailsBeforeConnecting) {
   PerfOptions o;
-  o.host = "127.0.0.1";
-  o.tcp_port = 1;
+  o.target.host = "127.0.0.1";
+  o.target.tcp_port = 1;
   o.spec.cq_mod = 3;
   const std::atomic<bool> stop{false};
   const PerfReport r = run_perf(o, stop);
-  EXPECT_EQ(r.failed_stage, "setup");
+  EXPECT_EQ(r.failed, conn::Stage::kOptions);
   EXPECT_NE(r.error.find("CQ moderation"), std::string::npos) << r.error;
   EXPECT_TRUE(r.findings.empty());
 }

@@ -10,9 +10,10 @@
 #include <span>
 #include <vector>
 
+#include "base/deadline.h"
+#include "base/fd.h"
 #include "base/result.h"
 #include "conn/endpoint.h"
-#include "net/tcp.h"
 #include "perf/spec.h"
 #include "perf/stats.h"
 #include "proto/messages.h"

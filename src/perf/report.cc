@@ -60,15 +60,15 @@ json to_json(const PerfReport& r) {
     results.push_back(std::move(e));
   }
   return {
-      {"command", kind_name(s.kind)},
-      {"host", r.options.host},
-      {"port", r.options.tcp_port},
+      {"command", name_of(s.kind)},
+      {"host", r.options.target.host},
+      {"port", r.options.target.tcp_port},
       {"ok", r.ok},
-      {"failed_stage", r.ok ? json(nullptr) : json(r.failed_stage)},
+      {"failed_stage", r.ok ? json(nullptr) : json(std::string(name_of(r.failed)))},
       {"error", r.error},
       {"spec",
-       {{"op", op_name(s.op)},
-        {"transport", s.transport},
+       {{"op", name_of(s.op)},
+        {"transport", name_of(s.transport)},
         {"sizes", s.sizes},
         {"iterations", s.iterations},
         {"duration_s", s.duration_s},

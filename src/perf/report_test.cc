@@ -8,7 +8,7 @@ namespace {
 PerfReport bw_report() {
   PerfReport r;
   r.ok = true;
-  r.options.host = "h1";
+  r.options.target.host = "h1";
   r.bw.push_back(BwSample{65536, 1000, 0.5, 1.048576, 1.2, 125, 0.002});
   r.local_counters = {{"hw_counters/sent_pkts", 64000}};
   Finding f;
@@ -37,7 +37,7 @@ TEST(Report, TextIsRenderedFromTheJsonDocument) {
 
 TEST(Report, LatencyTableAndFailure) {
   PerfReport r;
-  r.options.host = "h1";
+  r.options.target.host = "h1";
   r.options.spec.kind = Kind::kLat;
   r.options.spec.histogram = true;
   LatSample l;
@@ -46,7 +46,7 @@ TEST(Report, LatencyTableAndFailure) {
   l.histogram = histogram({10, 20, 30});
   r.lat.push_back(l);
   r.ok = false;
-  r.failed_stage = "traffic";
+  r.failed = conn::Stage::kTraffic;
   r.error = "completion: transport retry counter exceeded";
   const std::string text = format_text(to_json(r));
   EXPECT_NE(text.find("med[us]"), std::string::npos) << text;
@@ -83,7 +83,7 @@ TEST(Schema, BwAndLatReportsConform) {
   l.stats = lat_stats({1, 2, 3});
   l.histogram = histogram({1, 2, 3});
   lat.lat.push_back(l);
-  lat.failed_stage = "traffic";
+  lat.failed = conn::Stage::kTraffic;
   EXPECT_EQ(schema_violations(schema, to_json(lat)), std::vector<std::string>{});
 }
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 
+#include "net/tcp.h"
 #include "perf/cpu_time.h"
 #include "perf/engine.h"
 #include "perf/spec.h"
@@ -105,7 +106,7 @@ struct Responder {
       out.outcome = "bad message: " + sync.error().message();
       return true;
     }
-    if (sync->phase == "go") return answer(*sync, {}, true);
+    if (sync->phase == proto::SyncPhase::kGo) return answer(*sync, {}, true);
     proto::Sync reply = *sync;
     reply.errors = check(sync->step, sync->ops);
     reply.ops = sync->step < own_ops.size() ? own_ops[sync->step] : 0;
@@ -251,7 +252,7 @@ struct Responder {
         continue;
       }
       auto sync = proto::parse_sync(*frame);
-      if (!sync || sync->phase != "go" || sync->step >= perf.sizes.size()) {
+      if (!sync || sync->phase != proto::SyncPhase::kGo || sync->step >= perf.sizes.size()) {
         if (on_frame(frame)) return;
         continue;
       }
@@ -278,8 +279,8 @@ struct Responder {
 ResponderOutcome respond_perf(conn::Endpoint& ep, const proto::Hello& hello, const Fd& sock,
                               Deadline end, proto::Bye& bye) {
   ResponderOutcome out;
-  const Op op = parse_op(hello.test.op).value_or(Op::kWrite);
-  const bool lat = hello.test.kind == "lat";
+  const Op op = hello.test.op;
+  const bool lat = hello.test.kind == Kind::kLat;
   const proto::PerfParams& perf = *hello.test.perf;
   Responder r{ep,
               hello,

@@ -6,17 +6,15 @@
 
 #include <string>
 
+#include "base/deadline.h"
+#include "base/fd.h"
 #include "conn/endpoint.h"
-#include "net/tcp.h"
+#include "conn/responder.h"
 #include "proto/messages.h"
 
 namespace rdmacheck::perf {
 
-struct ResponderOutcome {
-  std::string outcome = "ok";  // "ok", or what ended the session early
-  uint64_t received = 0;       // receives completed
-  uint64_t replied = 0;        // messages sent back
-};
+using conn::ResponderOutcome;
 
 // Runs until the client's done arrives on SOCK (read and checked here) or END.
 // Completion errors go into bye.wc_errors.

@@ -1,7 +1,6 @@
 #include "perf/spec.h"
 
 #include <fmt/core.h>
-#include <infiniband/verbs.h>
 
 #include <algorithm>
 
@@ -9,68 +8,10 @@
 
 namespace rdmacheck::perf {
 
-const char* kind_name(Kind k) { return k == Kind::kBw ? "bw" : "lat"; }
-
-const char* op_name(Op op) {
-  switch (op) {
-    case Op::kWrite:
-      return "write";
-    case Op::kRead:
-      return "read";
-    case Op::kSend:
-      return "send";
-    case Op::kWriteImm:
-      return "write_imm";
-    case Op::kAtomicFadd:
-      return "atomic_fadd";
-    case Op::kAtomicCswap:
-      return "atomic_cswap";
-  }
-  return "?";
-}
-
-std::optional<Op> parse_op(std::string_view name) {
-  for (Op op :
-       {Op::kWrite, Op::kRead, Op::kSend, Op::kWriteImm, Op::kAtomicFadd, Op::kAtomicCswap}) {
-    if (name == op_name(op)) return op;
-  }
-  return std::nullopt;
-}
-
-bool is_atomic(Op op) { return op == Op::kAtomicFadd || op == Op::kAtomicCswap; }
-
-bool two_sided(Op op) { return op == Op::kSend || op == Op::kWriteImm; }
-
-int remote_access(Op op) {
-  switch (op) {
-    case Op::kWrite:
-    case Op::kWriteImm:
-      return IBV_ACCESS_REMOTE_WRITE;
-    case Op::kRead:
-      return IBV_ACCESS_REMOTE_READ;
-    case Op::kAtomicFadd:
-    case Op::kAtomicCswap:
-      return IBV_ACCESS_REMOTE_ATOMIC;
-    case Op::kSend:
-      return 0;
-  }
-  return 0;
-}
-
-bool op_allowed_on(Op op, std::string_view transport) {
-  if (transport == "rc") return true;
-  if (transport == "uc") return op == Op::kSend || op == Op::kWrite || op == Op::kWriteImm;
-  if (transport == "ud") return op == Op::kSend;
-  return false;
-}
-
 std::optional<std::string> validate(const Spec& s) {
-  if (s.transport != "rc" && s.transport != "uc" && s.transport != "ud") {
-    return fmt::format("unknown transport '{}' (RC, UC or UD)", s.transport);
-  }
-  if (!op_allowed_on(s.op, s.transport)) {
-    return fmt::format("{} cannot carry {} (UC: send/write/write_imm; UD: send only)", s.transport,
-                       op_name(s.op));
+  if (!proto::op_allowed_on(s.op, s.transport)) {
+    return fmt::format("{} cannot carry {} (UC: send/write/write_imm; UD: send only)",
+                       name_of(s.transport), name_of(s.op));
   }
   if (s.sizes.empty()) return "no message size";
   for (uint32_t size : s.sizes) {
@@ -80,8 +21,14 @@ std::optional<std::string> validate(const Spec& s) {
     if (is_atomic(s.op) && size != kAtomicSize) {
       return fmt::format("atomics move exactly {} bytes, not {}", kAtomicSize, size);
     }
-    if (s.kind == Kind::kLat && s.op == Op::kWriteImm) {
-      return "lat measures write, read, send and atomics; write_imm is a bw operation";
+    if (!proto::op_allowed_in(s.op, s.kind)) {
+      std::string kinds;
+      for (Kind k : {Kind::kBw, Kind::kLat}) {
+        if (proto::op_allowed_in(s.op, k))
+          kinds += (kinds.empty() ? "" : "/") + std::string(name_of(k));
+      }
+      return fmt::format("{} measures {}; {} is a {} operation", name_of(s.kind),
+                         proto::op_choices(s.kind), name_of(s.op), kinds);
     }
   }
   if (s.sizes.size() > proto::kMaxSizes) {

@@ -10,22 +10,21 @@
 #include <string_view>
 #include <vector>
 
+#include "proto/kinds.h"
+
 namespace rdmacheck::perf {
 
-enum class Kind { kBw, kLat };
-enum class Op { kWrite, kRead, kSend, kWriteImm, kAtomicFadd, kAtomicCswap };
+// The operation, transport and kind of test are the handshake's own enums,
+// each with one table (proto/kinds.h); perf reads its rules from there.
+using Kind = proto::TestKind;  // kBw or kLat here
+using proto::Op;
+using proto::Transport;
 
-const char* kind_name(Kind k);  // "bw", "lat"
-const char* op_name(Op op);     // "write", "read", "send", "write_imm", "atomic_fadd", ...
-std::optional<Op> parse_op(std::string_view name);
-
-bool is_atomic(Op op);
+inline bool is_atomic(Op op) { return proto::info(op).atomic; }
 // The receiver must keep receive work requests posted (send, write with immediate).
-bool two_sided(Op op);
+inline bool two_sided(Op op) { return proto::info(op).two_sided; }
 // The remote access the responder's buffer needs (IBV_ACCESS_REMOTE_* flags).
-int remote_access(Op op);
-// Whether the op runs on the transport ("rc", "uc", "ud"), as the IB spec allows.
-bool op_allowed_on(Op op, std::string_view transport);
+inline int remote_access(Op op) { return proto::info(op).remote_access; }
 
 constexpr uint32_t kAtomicSize = 8;
 constexpr uint32_t kMaxAllSize = 8u << 20;  // -a goes 2 B .. 8 MiB, as perftest
@@ -33,7 +32,7 @@ constexpr uint32_t kMaxAllSize = 8u << 20;  // -a goes 2 B .. 8 MiB, as perftest
 struct Spec {
   Kind kind = Kind::kBw;
   Op op = Op::kWrite;
-  std::string transport = "rc";
+  Transport transport = Transport::kRc;
   std::vector<uint32_t> sizes = {65536};
   uint64_t iterations = 1000;  // per size; 0 when bounded by duration
   double duration_s = 0;       // per size (-D); warm-up excluded from the figures

@@ -25,16 +25,15 @@ TEST(Spec, AllSizesAreTwoBytesToEightMiB) {
 
 TEST(Spec, TransportsCarryOnlyTheirOps) {
   Spec s = bw(Op::kRead);
-  s.transport = "uc";
+  s.transport = Transport::kUc;
   EXPECT_NE(validate(s), std::nullopt);
   s.op = Op::kWrite;
   EXPECT_EQ(validate(s), std::nullopt);
-  s.transport = "ud";
+  s.transport = Transport::kUd;
   EXPECT_NE(validate(s), std::nullopt);
   s.op = Op::kSend;
   EXPECT_EQ(validate(s), std::nullopt);
-  s.transport = "xrc";
-  EXPECT_NE(validate(s), std::nullopt);
+  EXPECT_EQ(parse_enum<Transport>("xrc"), std::nullopt);
 }
 
 TEST(Spec, AtomicsMoveEightBytes) {
@@ -76,8 +75,8 @@ TEST(Spec, RemoteAccessIsOnlyWhatTheOpNeeds) {
   EXPECT_EQ(remote_access(Op::kRead), IBV_ACCESS_REMOTE_READ);
   EXPECT_EQ(remote_access(Op::kAtomicFadd), IBV_ACCESS_REMOTE_ATOMIC);
   EXPECT_EQ(remote_access(Op::kSend), 0);
-  EXPECT_EQ(parse_op("atomic_cswap"), Op::kAtomicCswap);
-  EXPECT_EQ(parse_op("bogus"), std::nullopt);
+  EXPECT_EQ(parse_enum<Op>("atomic_cswap"), Op::kAtomicCswap);
+  EXPECT_EQ(parse_enum<Op>("bogus"), std::nullopt);
 }
 
 }  // namespace

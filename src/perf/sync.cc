@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <poll.h>
 
+#include "net/tcp.h"
 #include "perf/engine.h"
 
 namespace rdmacheck::perf {
@@ -39,8 +40,9 @@ Result<std::vector<proto::Sync>> exchange_sync(std::span<const Fd* const> socks,
     auto sync = proto::parse_sync(*frame);
     if (!sync) return sync.error();
     if (sync->step != msgs[i].step || sync->phase != msgs[i].phase) {
-      return plain_error("barrier", fmt::format("server answered {} {} to {} {}", sync->phase,
-                                                sync->step, msgs[i].phase, msgs[i].step));
+      return plain_error(
+          "barrier", fmt::format("server answered {} {} to {} {}", name_of(sync->phase), sync->step,
+                                 name_of(msgs[i].phase), msgs[i].step));
     }
     replies.push_back(std::move(*sync));
   }

@@ -8,9 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "base/deadline.h"
+#include "base/fd.h"
 #include "base/result.h"
 #include "conn/endpoint.h"
-#include "net/tcp.h"
 #include "proto/messages.h"
 
 namespace rdmacheck::perf {

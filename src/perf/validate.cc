@@ -32,7 +32,7 @@ std::optional<std::string> check_pattern(const char* p, uint64_t n, uint32_t see
   return std::nullopt;
 }
 
-DataPlan data_plan(Op op, Kind kind, const std::string& transport, bool sends, bool peer_sends) {
+DataPlan data_plan(Op op, Kind kind, Transport transport, bool sends, bool peer_sends) {
   DataPlan d;
   const bool push = op == Op::kWrite || op == Op::kSend || op == Op::kWriteImm;
   const bool pingpong = kind == Kind::kLat && (op == Op::kWrite || op == Op::kSend);
@@ -45,7 +45,7 @@ DataPlan data_plan(Op op, Kind kind, const std::string& transport, bool sends, b
   } else {
     d.checks_counter = peer_sends;
   }
-  d.recv_offset = transport == "ud" && op == Op::kSend ? 40 : 0;
+  d.recv_offset = transport == Transport::kUd && op == Op::kSend ? 40 : 0;
   d.last_byte_stamped = kind == Kind::kLat && op == Op::kWrite;
   return d;
 }

@@ -38,7 +38,7 @@ struct DataPlan {
 // SENDS: this side posts the operation (always the client; the server too
 // when bidirectional). PEER_SENDS: the other side posts it. A latency test's
 // write and send are ping-pongs: both sides push.
-DataPlan data_plan(Op op, Kind kind, const std::string& transport, bool sends, bool peer_sends);
+DataPlan data_plan(Op op, Kind kind, Transport transport, bool sends, bool peer_sends);
 
 // Atomics: the peer's count of completed fetch-adds (or compare-swaps, each
 // of which adds one) must be the 64-bit value at P. The responder stores it

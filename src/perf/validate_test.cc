@@ -35,26 +35,26 @@ TEST(Validate, LeftoversZerosAndTheOtherSideNeverPass) {
 
 TEST(Validate, PlansFollowWhoPushesAndWhoFetches) {
   // Unidirectional write: the client's data lands at the server.
-  auto c = data_plan(Op::kWrite, Kind::kBw, "rc", true, false);
-  auto s = data_plan(Op::kWrite, Kind::kBw, "rc", false, true);
+  auto c = data_plan(Op::kWrite, Kind::kBw, Transport::kRc, true, false);
+  auto s = data_plan(Op::kWrite, Kind::kBw, Transport::kRc, false, true);
   EXPECT_TRUE(c.fills_send);
   EXPECT_FALSE(c.checks_recv);
   EXPECT_FALSE(s.fills_send);
   EXPECT_TRUE(s.checks_recv);
   // Read: the server's receive half is the source, the client checks what it fetched.
-  c = data_plan(Op::kRead, Kind::kBw, "rc", true, false);
-  s = data_plan(Op::kRead, Kind::kBw, "rc", false, true);
+  c = data_plan(Op::kRead, Kind::kBw, Transport::kRc, true, false);
+  s = data_plan(Op::kRead, Kind::kBw, Transport::kRc, false, true);
   EXPECT_TRUE(c.checks_fetch);
   EXPECT_FALSE(c.fills_recv);
   EXPECT_TRUE(s.fills_recv);
   // Send latency is a ping-pong: both push, both check; UD data follows the GRH.
-  c = data_plan(Op::kSend, Kind::kLat, "ud", true, false);
+  c = data_plan(Op::kSend, Kind::kLat, Transport::kUd, true, false);
   EXPECT_TRUE(c.fills_send && c.checks_recv);
   EXPECT_EQ(c.recv_offset, 40u);
-  EXPECT_TRUE(data_plan(Op::kWrite, Kind::kLat, "rc", true, false).last_byte_stamped);
+  EXPECT_TRUE(data_plan(Op::kWrite, Kind::kLat, Transport::kRc, true, false).last_byte_stamped);
   // Atomics: the target side counts.
-  EXPECT_TRUE(data_plan(Op::kAtomicFadd, Kind::kBw, "rc", false, true).checks_counter);
-  EXPECT_FALSE(data_plan(Op::kAtomicFadd, Kind::kBw, "rc", true, false).checks_counter);
+  EXPECT_TRUE(data_plan(Op::kAtomicFadd, Kind::kBw, Transport::kRc, false, true).checks_counter);
+  EXPECT_FALSE(data_plan(Op::kAtomicFadd, Kind::kBw, Transport::kRc, true, false).checks_counter);
 }
 
 TEST(Validate, CounterInEitherByteOrder) {

@@ -71,7 +71,7 @@ std::vector<Finding> verdict_findings(const Spec& s, const LinkFacts& l,
       f.summary = fmt::format(
           "{} bandwidth at {} B is {:.1f} Gb/s, {:.0f}% of the {:.1f} Gb/s "
           "this link should deliver",
-          op_name(s.op), big->size, big->avg_gbps, 100 * big->avg_gbps / e->gbps, e->gbps);
+          name_of(s.op), big->size, big->avg_gbps, 100 * big->avg_gbps / e->gbps, e->gbps);
       f.evidence.push_back(
           fmt::format("line rate {:.1f} Gb/s (limited by {}), payload "
                       "efficiency {:.3f} at MTU {}",
@@ -97,7 +97,7 @@ std::vector<Finding> verdict_findings(const Spec& s, const LinkFacts& l,
       f.summary = fmt::format(
           "{} latency at {} B is {:.2f} us (median), above the {:.0f} us a "
           "{} link in a rack delivers",
-          op_name(s.op), small->size, small->stats.median, bound,
+          name_of(s.op), small->size, small->stats.median, bound,
           l.ethernet ? "RoCE" : "InfiniBand");
       f.evidence.push_back(fmt::format("min {:.2f} us, p99 {:.2f} us over {} round trips",
                                        small->stats.min, small->stats.p99, small->stats.n));

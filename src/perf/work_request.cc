@@ -14,28 +14,15 @@ void build_wr(Op op, const conn::Endpoint& ep, const proto::QpInfo& peer, uint32
   w.wr.sg_list = &w.sge;
   w.wr.num_sge = 1;
   if (!lands_here && size <= inline_size) w.wr.send_flags |= IBV_SEND_INLINE;
-  switch (op) {
-    case Op::kWrite:
-      w.wr.opcode = IBV_WR_RDMA_WRITE;
-      break;
-    case Op::kWriteImm:
-      w.wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-      w.wr.imm_data = htonl(size);
-      break;
-    case Op::kRead:
-      w.wr.opcode = IBV_WR_RDMA_READ;
-      break;
-    case Op::kSend:
-      w.wr.opcode = IBV_WR_SEND;
-      break;
-    case Op::kAtomicFadd:
-      w.wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-      w.wr.wr.atomic = {peer.addr, 1, 0, peer.rkey};  // add 1
-      return;
-    case Op::kAtomicCswap:
-      w.wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
-      w.wr.wr.atomic = {peer.addr, 0, 1, peer.rkey};  // see sequence_atomic
-      return;
+  w.wr.opcode = proto::info(op).opcode;
+  if (op == Op::kWriteImm) w.wr.imm_data = htonl(size);
+  if (op == Op::kAtomicFadd) {
+    w.wr.wr.atomic = {peer.addr, 1, 0, peer.rkey};  // add 1
+    return;
+  }
+  if (op == Op::kAtomicCswap) {
+    w.wr.wr.atomic = {peer.addr, 0, 1, peer.rkey};  // see sequence_atomic
+    return;
   }
   if (ep.qp->qp_type == IBV_QPT_UD) {
     w.wr.wr.ud.ah = ep.ah.get();

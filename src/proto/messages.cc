@@ -64,7 +64,8 @@ class Fields {
     return v->get<std::string>();
   }
 
-  std::string one_of(const char* key, std::initializer_list<const char*> allowed) {
+  // A text from a fixed list (QP and CM step names, which stay text on the wire).
+  std::string text_in(const char* key, std::initializer_list<const char*> allowed) {
     std::string s = text(key);
     if (!error_) {
       for (const char* a : allowed) {
@@ -73,6 +74,16 @@ class Fields {
       fail(key, fmt::format("unknown value '{}'", s));
     }
     return {};
+  }
+
+  // A name from E's table (base/enum_table.h).
+  template <typename E>
+  E one_of(const char* key, E fallback) {
+    std::string s = text(key);
+    if (error_) return fallback;
+    if (auto v = parse_enum<E>(s)) return *v;
+    fail(key, fmt::format("unknown value '{}' (one of {})", s, enum_choices<E>(", ")));
+    return fallback;
   }
 
   std::string gid(const char* key) {
@@ -188,8 +199,8 @@ std::vector<Step> read_steps(Fields& parent, const json* j) {
   for (const auto& e : *j) {
     Fields r(e, "timeline[]");
     Step s;
-    s.name = r.one_of("name", {"RESET", "INIT", "RTR", "RTS", "ERROR", "ADDR_RESOLVED",
-                               "ROUTE_RESOLVED", "CONNECT_REQUEST", "ESTABLISHED"});
+    s.name = r.text_in("name", {"RESET", "INIT", "RTR", "RTS", "ERROR", "ADDR_RESOLVED",
+                                "ROUTE_RESOLVED", "CONNECT_REQUEST", "ESTABLISHED"});
     s.usec = r.number("usec", 0, 1e12);
     const auto ok = e.find("ok");
     s.ok = ok != e.end() && ok->is_boolean() && ok->get<bool>();
@@ -288,8 +299,9 @@ json to_json(const std::vector<Step>& steps) {
 }
 
 json to_json(const Hello& m) {
-  json test = {{"kind", m.test.kind},         {"transport", m.test.transport}, {"op", m.test.op},
-               {"max_size", m.test.max_size}, {"depth", m.test.depth},         {"cm", m.test.cm}};
+  json test = {{"kind", name_of(m.test.kind)}, {"transport", name_of(m.test.transport)},
+               {"op", name_of(m.test.op)},     {"max_size", m.test.max_size},
+               {"depth", m.test.depth},        {"cm", m.test.cm}};
   if (m.test.perf) {
     const PerfParams& p = *m.test.perf;
     test["perf"] = {{"sizes", p.sizes},
@@ -355,8 +367,8 @@ json to_json(const Bye& m) {
 }
 
 json to_json(const Sync& m) {
-  return {{"type", "sync"},   {"version", kVersion}, {"step", m.step},
-          {"phase", m.phase}, {"ops", m.ops},        {"errors", m.errors}};
+  return {{"type", "sync"}, {"version", kVersion}, {"step", m.step}, {"phase", name_of(m.phase)},
+          {"ops", m.ops},   {"errors", m.errors}};
 }
 
 json to_json(const Ready& m) {
@@ -376,19 +388,14 @@ Result<Hello> parse_hello(const json& j) {
   }
   if (const json* t = r.object("test")) {
     Fields tr(*t, "test");
-    m.test.kind = tr.one_of("kind", {"ping", "bw", "lat"});
-    m.test.transport = tr.one_of("transport", {"rc", "uc", "ud"});
-    if (m.test.kind == "ping") {
-      m.test.op = tr.one_of("op", {"send", "write"});
-    } else {
-      m.test.op =
-          tr.one_of("op", {"write", "read", "send", "write_imm", "atomic_fadd", "atomic_cswap"});
-    }
+    m.test.kind = tr.one_of("kind", TestKind::kPing);
+    m.test.transport = tr.one_of("transport", Transport::kRc);
+    m.test.op = tr.one_of("op", Op::kSend);
     m.test.max_size = tr.integer<uint32_t>("max_size", 1, kMaxMessageSize);
     m.test.depth = tr.integer<uint32_t>("depth", 1, kMaxDepth);
     const auto cm = t->find("cm");
     m.test.cm = cm != t->end() && cm->is_boolean() && cm->get<bool>();
-    const bool perf = m.test.kind == "bw" || m.test.kind == "lat";
+    const bool perf = m.test.kind != TestKind::kPing;
     if (perf) {
       m.test.perf = read_perf(tr, tr.object("perf"), m.test.max_size);
     } else if (!tr.error() && t->contains("perf")) {
@@ -398,13 +405,15 @@ Result<Hello> parse_hello(const json& j) {
   }
   m.facts = read_facts(r, r.object("facts"));
   m.qp = read_qp(r, r.object("qp"));
-  if (!r.error() && m.test.transport == "ud" && m.test.op != "send") {
-    return plain_error("handshake", "hello.test: UD carries only send");
+  if (!r.error() && !op_allowed_in(m.test.op, m.test.kind)) {
+    return plain_error("handshake", fmt::format("hello.test: a {} test does not run {}",
+                                                name_of(m.test.kind), name_of(m.test.op)));
   }
-  if (!r.error() && m.test.transport == "uc" &&
-      (m.test.kind == "ping" ||
-       (m.test.op != "send" && m.test.op != "write" && m.test.op != "write_imm"))) {
-    return plain_error("handshake", "hello.test: UC carries send, write and write_imm (bw/lat)");
+  if (!r.error() && (!op_allowed_on(m.test.op, m.test.transport) ||
+                     !kind_runs_on(m.test.kind, m.test.transport))) {
+    return plain_error("handshake", fmt::format("hello.test: {} does not carry a {} {} test",
+                                                name_of(m.test.transport), name_of(m.test.kind),
+                                                name_of(m.test.op)));
   }
   if (r.error()) return *r.error();
   return m;
@@ -496,7 +505,7 @@ Result<Sync> parse_sync(const json& j) {
   Fields r(j, "sync");
   Sync m;
   m.step = r.integer<uint32_t>("step", 0, kMaxSizes);
-  m.phase = r.one_of("phase", {"go", "check"});
+  m.phase = r.one_of("phase", SyncPhase::kGo);
   m.ops = r.integer<uint64_t>("ops", 0, UINT64_MAX);
   if (const json* a = r.array("errors", kMaxErrors)) {
     for (const auto& e : *a) {

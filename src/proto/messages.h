@@ -11,6 +11,7 @@
 
 #include "base/result.h"
 #include "findings/finding.h"
+#include "proto/kinds.h"
 
 namespace rdmacheck::proto {
 
@@ -64,10 +65,9 @@ struct PerfParams {
 constexpr size_t kMaxSizes = 64;
 
 struct TestSpec {
-  std::string kind = "ping";     // ping | bw | lat
-  std::string transport = "rc";  // rc | ud
-  // ping: send | write; bw/lat: write | read | send | write_imm | atomic_fadd | atomic_cswap
-  std::string op = "send";
+  TestKind kind = TestKind::kPing;
+  Transport transport = Transport::kRc;
+  Op op = Op::kSend;               // where it may run: proto/kinds.h's table
   uint32_t max_size = 0;           // bytes
   uint32_t depth = 1;              // receive buffers to keep posted
   bool cm = false;                 // connect through librdmacm instead of the TCP exchange
@@ -128,9 +128,10 @@ constexpr size_t kMaxCounters = 256;
 // "check": the client finished size STEP (OPS work requests completed on this
 // QP); the server answers once its own run of that size is over too, with
 // what it found wrong in the data that landed on its side (--validate).
+enum class SyncPhase { kGo, kCheck };
 struct Sync {
   uint32_t step = 0;
-  std::string phase = "go";  // go | check
+  SyncPhase phase = SyncPhase::kGo;
   uint64_t ops = 0;
   std::vector<std::string> errors;
 };
@@ -166,6 +167,16 @@ nlohmann::json to_json(const HostFacts& f);
 nlohmann::json to_json(const std::vector<Step>& steps);
 
 }  // namespace rdmacheck::proto
+
+namespace rdmacheck {
+template <>
+struct EnumNames<proto::SyncPhase> {
+  static constexpr std::array<std::pair<proto::SyncPhase, std::string_view>, 2> table = {{
+      {proto::SyncPhase::kGo, "go"},
+      {proto::SyncPhase::kCheck, "check"},
+  }};
+};
+}  // namespace rdmacheck
 
 namespace rdmacheck::proto {
 

@@ -28,7 +28,7 @@ TEST(Messages, HelloRoundTrips) {
   EXPECT_EQ(parsed->qp.qpn, 0x11u);
   EXPECT_EQ(parsed->qp.psn, 0xabcdefu);
   EXPECT_EQ(parsed->facts.active_mtu, 1024);
-  EXPECT_EQ(parsed->test.transport, "rc");
+  EXPECT_EQ(parsed->test.transport, Transport::kRc);
 }
 
 TEST(Messages, RejectsOutOfRangeFields) {
@@ -73,8 +73,8 @@ TEST(Messages, VersionMismatchIsNamed) {
 
 TEST(Messages, UdCarriesOnlySend) {
   auto h = sample_hello();
-  h.test.transport = "ud";
-  h.test.op = "write";
+  h.test.transport = Transport::kUd;
+  h.test.op = Op::kWrite;
   EXPECT_FALSE(parse_hello(to_json(h)).ok());
 }
 
@@ -109,8 +109,8 @@ TEST(Messages, ByeRoundTrips) {
 
 TEST(Messages, PerfTestsCarryTheirParamsStrictly) {
   Hello h = sample_hello();
-  h.test.kind = "bw";
-  h.test.op = "atomic_fadd";
+  h.test.kind = TestKind::kBw;
+  h.test.op = Op::kAtomicFadd;
   h.test.perf = PerfParams{{8}, 1000, 0};
   auto parsed = parse_hello(to_json(h));
   ASSERT_TRUE(parsed.ok()) << parsed.error().message();
@@ -144,13 +144,13 @@ TEST(Messages, PerfTestsCarryTheirParamsStrictly) {
 TEST(Messages, BarriersReadyAndTheServersDirection) {
   Sync s;
   s.step = 3;
-  s.phase = "check";
+  s.phase = SyncPhase::kCheck;
   s.ops = 500;
   s.errors = {"data the client sent (4096 B): byte 0 of 4096 is 0x00, expected 0x5c"};
   auto p = parse_sync(to_json(s));
   ASSERT_TRUE(p.ok()) << p.error().message();
   EXPECT_EQ(p->step, 3u);
-  EXPECT_EQ(p->phase, "check");
+  EXPECT_EQ(p->phase, SyncPhase::kCheck);
   EXPECT_EQ(p->ops, 500u);
   EXPECT_EQ(p->errors, s.errors);
   auto j = to_json(s);
@@ -182,8 +182,8 @@ TEST(Messages, BarriersReadyAndTheServersDirection) {
   EXPECT_FALSE(parse_bye(jb).ok());
 
   Hello h = sample_hello();
-  h.test.kind = "bw";
-  h.test.op = "send";
+  h.test.kind = TestKind::kBw;
+  h.test.op = Op::kSend;
   h.test.perf = PerfParams{{4096}, 100, 0};
   h.test.perf->bidir = true;
   h.test.perf->validate = true;

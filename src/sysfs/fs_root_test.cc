@@ -6,6 +6,8 @@
 #include <fstream>
 #include <map>
 
+#include "base/test_temp_dir.h"
+
 namespace rdmacheck {
 namespace {
 
@@ -18,8 +20,7 @@ class Log : public FsObserver {
 };
 
 fs::path tree() {
-  const auto d = fs::temp_directory_path() / "rdmacheck-fsroot-test";
-  fs::remove_all(d);
+  const auto d = test_util::make_temp_dir("fsroot-test");
   fs::create_directories(d / "sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0");
   fs::create_directories(d / "sys/class/infiniband");
   std::ofstream(d / "sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0/numa_node") << "1\n";

@@ -46,19 +46,27 @@ Result<CmEvent> next_cm_event(rdma_event_channel* ch, Deadline d) {
   }
 }
 
-Result<CmEvent> expect_cm_event(rdma_event_channel* ch, rdma_cm_event_type want, Deadline d,
-                                const std::string& context) {
+std::string CmError::event_name() const {
+  if (event) return cm_event_short_name(*event);
+  return error.errnum == ETIMEDOUT ? "timeout" : "";
+}
+
+Result<CmEvent, CmError> expect_cm_event(rdma_event_channel* ch, rdma_cm_event_type want,
+                                         Deadline d, const std::string& context) {
   auto ev = next_cm_event(ch, d);
   if (!ev) {
-    return Error{ev.error().call, ev.error().errnum,
-                 fmt::format("waiting for {} ({})", cm_event_short_name(want), context)};
+    return CmError{Error{ev.error().call, ev.error().errnum,
+                         fmt::format("waiting for {} ({})", cm_event_short_name(want), context)},
+                   std::nullopt};
   }
   if (ev->type != want) {
-    return Error{"rdma_cm", ev->status < 0 ? -ev->status : 0,
-                 fmt::format("{} instead of {}: {} ({})", cm_event_short_name(ev->type),
-                             cm_event_short_name(want), cm_event_meaning(ev->type), context)};
+    return CmError{
+        Error{"rdma_cm", ev->status < 0 ? -ev->status : 0,
+              fmt::format("{} instead of {}: {} ({})", cm_event_short_name(ev->type),
+                          cm_event_short_name(want), cm_event_meaning(ev->type), context)},
+        ev->type};
   }
-  return ev;
+  return std::move(*ev);
 }
 
 std::string cm_event_short_name(rdma_cm_event_type t) {

@@ -6,10 +6,12 @@
 #include <rdma/rdma_cma.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "base/deadline.h"
+#include "base/fd.h"
 #include "base/result.h"
-#include "net/tcp.h"
 #include "verbs/ibv.h"
 
 namespace rdmacheck::verbs {
@@ -29,11 +31,23 @@ struct CmEvent {
   std::string private_data;  // for CONNECT_REQUEST
 };
 
+// A connection-manager step that failed, typed for diagnosis: the event that
+// broke it (none when a call failed or the deadline passed), and whether the
+// step was the manager's (address, route, connect) or a local resource.
+struct CmError {
+  Error error;
+  std::optional<rdma_cm_event_type> event;
+  bool local = false;  // creating a channel, id or resources: not the path's fault
+
+  // "UNREACHABLE", "timeout", or "" for a failed call.
+  [[nodiscard]] std::string event_name() const;
+};
+
 // The next event on the channel, acknowledged, or ETIMEDOUT at the deadline.
 Result<CmEvent> next_cm_event(rdma_event_channel* ch, Deadline d);
 // Waits for `want`; any other event is an error naming it and its meaning.
-Result<CmEvent> expect_cm_event(rdma_event_channel* ch, rdma_cm_event_type want, Deadline d,
-                                const std::string& context);
+Result<CmEvent, CmError> expect_cm_event(rdma_event_channel* ch, rdma_cm_event_type want,
+                                         Deadline d, const std::string& context);
 
 // "RDMA_CM_EVENT_UNREACHABLE" -> "UNREACHABLE"
 std::string cm_event_short_name(rdma_cm_event_type t);

@@ -1,14 +1,17 @@
 // The server's robustness before any RDMA resource is involved: everything
 // here is refused during the handshake, so it runs on loopback without a
 // device. That the served sessions carry real RDMA is proven in the lab tests.
-#include "conn/server.h"
+#include "serve/server.h"
+
+#include "net/tcp.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 
 #include <thread>
 
-namespace rdmacheck::conn {
+namespace rdmacheck::serve {
 namespace {
 
 using namespace std::chrono_literals;
@@ -25,11 +28,20 @@ class ServerTest : public ::testing::Test {
     o_.max_sessions = max_sessions;
     o_.handshake_timeout = 300ms;
     log_ = std::tmpfile();
+    // The server writes while the test reads (and rewinds): every write appends.
+    ::fcntl(fileno(log_), F_SETFL, ::fcntl(fileno(log_), F_GETFL) | O_APPEND);
     thread_ = std::thread([this] { rc_ = run_server(o_, stop_, log_); });
-    for (int i = 0; i < 50; ++i) {
-      if (tcp_connect("127.0.0.1", port_, deadline_in(100ms)).ok()) break;
-      std::this_thread::sleep_for(20ms);
+    // Ready once it says it listens (a probe connection would be a session itself).
+    ASSERT_TRUE(await_log("listening on"));
+  }
+  // Polls the server's log for TEXT (the server writes a line per event).
+  bool await_log(const std::string& text, std::chrono::milliseconds limit = 10s) {
+    const Deadline d = deadline_in(limit);
+    while (Clock::now() < d) {
+      if (log_text().find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(5ms);
     }
+    return false;
   }
   void TearDown() override {
     stop_.store(true);
@@ -67,7 +79,7 @@ class ServerTest : public ::testing::Test {
 };
 
 TEST_F(ServerTest, SurvivesGarbageOversizeSilenceAndVanishingClients) {
-  start(8);  // room for all of them at once (the readiness probe is a session too)
+  start(8);  // room for all of them at once
   {
     Fd c = connect();
     const char http[] = "GET / HTTP/1.0\r\n\r\n";
@@ -82,23 +94,20 @@ TEST_F(ServerTest, SurvivesGarbageOversizeSilenceAndVanishingClients) {
     Fd c = connect();  // says nothing and leaves
   }
   Fd silent = connect();  // says nothing and stays: the handshake deadline ends it
-  std::this_thread::sleep_for(500ms);
+  EXPECT_TRUE(await_log("deadline reached")) << log_text();
   EXPECT_NE(ask_with_bad_version().find("same rdmacheck version"), std::string::npos);
-  const std::string log = log_text();
-  EXPECT_NE(log.find("no valid handshake"), std::string::npos) << log;
-  EXPECT_NE(log.find("deadline reached"), std::string::npos) << log;
+  EXPECT_NE(log_text().find("no valid handshake"), std::string::npos) << log_text();
 }
 
 TEST_F(ServerTest, BusyWhenSessionsAreFull) {
   start(1);
   Fd first = connect();  // occupies the only session until its handshake deadline
-  std::this_thread::sleep_for(100ms);
-  Fd second = connect();
-  auto r = recv_frame(second, deadline_in(2s));
+  Fd second = connect();  // accepted after the first (the backlog is FIFO): no room
+  auto r = recv_frame(second, deadline_in(5s));
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(proto::error_text(*r), "server busy: too many sessions");
   // Once the silent one has timed out, the server serves again.
-  std::this_thread::sleep_for(600ms);
+  ASSERT_TRUE(await_log("deadline reached")) << log_text();
   EXPECT_NE(ask_with_bad_version().find("same rdmacheck version"), std::string::npos);
 }
 
@@ -113,4 +122,4 @@ TEST_F(ServerTest, BindFailureIsReported) {
 }
 
 }  // namespace
-}  // namespace rdmacheck::conn
+}  // namespace rdmacheck::serve

@@ -14,10 +14,11 @@
 #include <thread>
 
 #include "base/result.h"
-#include "net/tcp.h"
+#include "base/deadline.h"
+#include "base/fd.h"
 #include "verbs/cm.h"
 
-namespace rdmacheck::conn {
+namespace rdmacheck::serve {
 
 class CmAcceptor {
  public:
@@ -45,4 +46,4 @@ class CmAcceptor {
   std::thread thread_;
 };
 
-}  // namespace rdmacheck::conn
+}  // namespace rdmacheck::serve

@@ -1,4 +1,4 @@
-#include "conn/cm_acceptor.h"
+#include "serve/cm_acceptor.h"
 
 #include <arpa/inet.h>
 #include <fmt/core.h>
@@ -8,7 +8,7 @@
 
 #include <cstring>
 
-namespace rdmacheck::conn {
+namespace rdmacheck::serve {
 
 Result<std::unique_ptr<CmAcceptor>> CmAcceptor::start(const std::string& bind, uint16_t port) {
   std::unique_ptr<CmAcceptor> a(new CmAcceptor());
@@ -96,4 +96,4 @@ void CmAcceptor::loop() {
   }
 }
 
-}  // namespace rdmacheck::conn
+}  // namespace rdmacheck::serve

@@ -9,18 +9,18 @@
 #include <cstdio>
 #include <string>
 
-#include "net/tcp.h"
+#include "base/deadline.h"
+#include "base/fd.h"
 #include "proto/messages.h"
+#include "conn/target.h"
 #include "verbs/qp.h"
 
-namespace rdmacheck::conn {
+namespace rdmacheck::serve {
 
 struct ServerOptions {
   std::string bind;  // "" = all addresses
   uint16_t tcp_port = proto::kDefaultPort;
-  std::string device;
-  int ib_port = 0;
-  int gid_index = -1;
+  conn::DeviceChoice dev;
   int max_sessions = 16;                        // concurrent
   uint32_t max_bytes = proto::kMaxMessageSize;  // registered per session
   std::chrono::milliseconds handshake_timeout{5000};
@@ -33,4 +33,4 @@ struct ServerOptions {
 // sessions have ended. Returns 0, or 2 when the port cannot be bound.
 int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE* log);
 
-}  // namespace rdmacheck::conn
+}  // namespace rdmacheck::serve

@@ -1,0 +1,30 @@
+#include "cli/target_options.h"
+
+#include "proto/messages.h"
+
+namespace rdmacheck::cli {
+
+void add_device_options(CLI::App& app, conn::DeviceChoice& dev, TargetFlags f) {
+  app.add_option("-d,--device,--ib-dev", dev.device,
+                 "RDMA device (default: the one whose netdev routes to the peer, else the first "
+                 "ACTIVE one)");
+  app.add_option(f.short_ib_port ? "-i,--ib-port" : "--ib-port", dev.ib_port,
+                 "device port (default: the first ACTIVE one)")
+      ->check(CLI::Range(0, 255));
+  app.add_option("-x,--gid-index", dev.gid_index,
+                 "GID index (default: the RoCE v2 GID of the address that routes to the peer)")
+      ->check(CLI::Range(0, 65535));
+}
+
+void add_target_options(CLI::App& app, conn::Target& t, TargetFlags f) {
+  app.add_option("host", t.host, "the host running 'rdmacheck serve'")->required();
+  app.add_option("-p,--port", t.tcp_port, "the server's TCP port")
+      ->default_val(proto::kDefaultPort)
+      ->check(CLI::Range(1, 65535));
+  add_device_options(app, t.dev, f);
+  if (f.src) {
+    app.add_option("--src", t.src, "with --cm: the local address to resolve from (several NICs)");
+  }
+}
+
+}  // namespace rdmacheck::cli

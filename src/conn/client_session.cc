@@ -1,0 +1,152 @@
+#include "conn/client_session.h"
+
+#include <algorithm>
+
+#include "conn/cm_endpoint.h"
+#include "net/tcp.h"
+
+namespace rdmacheck::conn {
+namespace {
+
+using std::chrono::seconds;
+
+SessionFailure failure(Stage stage, Error e) {
+  SessionFailure f;
+  f.stage = stage;
+  f.error = std::move(e);
+  return f;
+}
+
+// A connection-manager failure: which event broke it (or the deadline); a
+// local resource that could not be made is local setup.
+SessionFailure cm_failure(const verbs::CmError& e) {
+  SessionFailure f = failure(e.local ? Stage::kLocalSetup : Stage::kCmConnect, e.error);
+  if (!e.local) f.cm_event = e.event_name();
+  return f;
+}
+
+// The server's next message, parsed as MSG; an error message from it comes
+// back as an error in its own words.
+template <typename Msg>
+Result<Msg> receive(const Fd& sock, Deadline d, Result<Msg> (*parse)(const nlohmann::json&)) {
+  auto frame = recv_frame(sock, d);
+  if (!frame) return frame.error();
+  if (proto::message_type(*frame) == "error") {
+    return plain_error("handshake", "server: " + proto::error_text(*frame));
+  }
+  return parse(*frame);
+}
+
+// --cm: connect with the server's token; a perf test then learns where the
+// server's buffer is (the connection manager's handshake does not say).
+std::optional<SessionFailure> cm_establish(ClientSession& s, const SessionRequest& r,
+                                           Deadline end) {
+  if (s.welcome.cm_token == 0) {
+    return failure(Stage::kHandshake, plain_error("handshake", "the server sent no rdma_cm token"));
+  }
+  const std::string token(reinterpret_cast<const char*>(&s.welcome.cm_token),
+                          sizeof s.welcome.cm_token);
+  const Deadline d = std::min(end, deadline_in(seconds(10)));
+  if (auto c = cm_connect(*s.ep, token, r.timing, d, s.local_timeline); !c) {
+    return cm_failure(c.error());
+  }
+  if (!r.test.perf) return std::nullopt;
+  auto ready = receive(s.sock, d, proto::parse_ready);
+  if (!ready) return failure(Stage::kHandshake, ready.error());
+  s.welcome.qp = ready->qp;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<proto::Bye> ClientSession::farewell(const proto::Done& done, Deadline d) const {
+  if (!send_frame(sock, proto::to_json(done), d)) return std::nullopt;
+  auto frame = recv_frame(sock, d);
+  if (!frame) return std::nullopt;
+  auto bye = proto::parse_bye(*frame);
+  if (!bye) return std::nullopt;
+  return std::move(*bye);
+}
+
+Result<ClientSession, SessionFailure> open_client_session(const Target& t, const SessionRequest& r,
+                                                          Deadline end) {
+  const Deadline connect_d = std::min(end, deadline_in(seconds(5)));
+  auto addrs = resolve_host(t.host, t.tcp_port);
+  if (!addrs) return failure(Stage::kResolve, addrs.error());
+  auto sock = tcp_connect(*addrs, connect_d);
+  if (!sock) return failure(Stage::kTcpConnect, sock.error());
+  ClientSession s;
+  s.sock = std::move(*sock);
+
+  EndpointOptions eo;
+  eo.dev = t.dev;
+  eo.local_address = local_address(s.sock);
+  eo.src = t.src;
+  eo.transport = r.test.transport;
+  eo.buffer_size = r.test.max_size;
+  eo.access = r.access;
+  eo.depth = r.depth;
+  eo.inline_size = r.inline_size;
+  const Deadline setup_d = std::min(end, deadline_in(seconds(10)));
+  // The server is waiting for a hello: say why none comes.
+  auto no_hello = [&](const Error& e) {
+    (void)send_frame(s.sock, proto::error_message("client setup failed: " + e.message()),
+                     deadline_in(seconds(1)));
+  };
+  auto with_timeline = [&](SessionFailure f) {
+    f.local_timeline = s.local_timeline;
+    return f;
+  };
+  if (r.cm) {
+    auto ep = open_cm_endpoint(eo, peer_address(s.sock), t.tcp_port, setup_d, s.local_timeline);
+    if (!ep) {
+      no_hello(ep.error().error);
+      return with_timeline(cm_failure(ep.error()));
+    }
+    s.ep = std::make_unique<Endpoint>(std::move(*ep));
+  } else {
+    auto ep = open_endpoint(eo, s.local_timeline);
+    if (!ep) {
+      no_hello(ep.error());
+      return with_timeline(failure(Stage::kLocalSetup, ep.error()));
+    }
+    s.ep = std::make_unique<Endpoint>(std::move(*ep));
+  }
+  proto::Hello hello;
+  hello.test = r.test;
+  hello.test.cm = r.cm;
+  hello.facts = local_facts(*s.ep);
+  hello.qp = local_qp_info(*s.ep);
+  auto fail_with = [&](SessionFailure f, bool keep_session) {
+    f.local = hello.facts;
+    f.warnings = s.ep->warnings;
+    f.local_timeline = s.local_timeline;
+    if (keep_session) {
+      f.peer = s.welcome.facts;
+      f.session = std::make_unique<ClientSession>(std::move(s));
+    }
+    return f;
+  };
+  if (r.before_hello) {
+    if (auto b = r.before_hello(*s.ep); !b) {
+      return fail_with(failure(Stage::kLocalSetup, b.error()), false);
+    }
+  }
+  const Deadline hs = std::min(end, deadline_in(seconds(10)));
+  if (auto sent = send_frame(s.sock, proto::to_json(hello), hs); !sent) {
+    return fail_with(failure(Stage::kHandshake, sent.error()), false);
+  }
+  auto welcome = receive(s.sock, hs, proto::parse_welcome);
+  if (!welcome) return fail_with(failure(Stage::kHandshake, welcome.error()), false);
+  s.welcome = std::move(*welcome);
+  if (r.cm) {
+    if (auto f = cm_establish(s, r, end)) return fail_with(std::move(*f), true);
+  } else if (auto c = connect_qp(*s.ep, s.welcome.qp, s.welcome.facts.active_mtu, r.timing,
+                                 s.local_timeline);
+             !c) {
+    return fail_with(failure(Stage::kQpSetup, c.error()), true);
+  }
+  return s;
+}
+
+}  // namespace rdmacheck::conn

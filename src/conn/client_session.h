@@ -1,0 +1,63 @@
+// The one way a client (ping, bw, lat, check) opens a session with
+// `rdmacheck serve`: TCP connect, its endpoint (or rdma_cm's address and
+// route), hello/welcome, and the QP to RTS (or rdma_cm's connect). A failure
+// says at which stage, as a type, so that diagnosis never reads strings.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/deadline.h"
+#include "base/fd.h"
+#include "base/result.h"
+#include "conn/diagnose.h"
+#include "conn/endpoint.h"
+#include "conn/target.h"
+#include "proto/messages.h"
+#include "verbs/qp.h"
+
+namespace rdmacheck::conn {
+
+// What the client asks of the session beyond the target.
+struct SessionRequest {
+  proto::TestSpec test;      // sent in the hello; test.max_size sizes our buffer
+  bool cm = false;           // connect through librdmacm (RC only)
+  int access = 0;            // remote access of our buffer (IBV_ACCESS_REMOTE_*)
+  uint32_t depth = 1;        // our work-request depth
+  uint32_t inline_size = 0;  // largest message posted inline
+  verbs::RcTiming timing;
+  // Runs on our endpoint before the hello goes out (e.g. receives the server's
+  // first messages need); a failure counts as local setup.
+  std::function<Status(Endpoint&)> before_hello;
+};
+
+struct ClientSession {
+  Fd sock;
+  std::unique_ptr<Endpoint> ep;
+  proto::Welcome welcome;  // with --cm perf tests, qp is the server's ready
+  std::vector<proto::Step> local_timeline;
+
+  // Tells the server we are done and returns its bye (nullopt when it has none).
+  std::optional<proto::Bye> farewell(const proto::Done& done, Deadline d) const;
+};
+
+struct SessionFailure {
+  Stage stage = Stage::kLocalSetup;
+  Error error;
+  std::string cm_event;  // kCmConnect: the event that broke it ("UNREACHABLE"), or "timeout"
+  std::optional<proto::HostFacts> local;  // what each side said before the failure
+  std::optional<proto::HostFacts> peer;
+  std::vector<std::string> warnings;
+  std::vector<proto::Step> local_timeline;  // our QP's steps up to the failure
+  // From the welcome on the server holds a session: the caller may still say
+  // done and read its bye (peer timeline, firewall view) before closing it.
+  std::unique_ptr<ClientSession> session;
+};
+
+Result<ClientSession, SessionFailure> open_client_session(const Target& t, const SessionRequest& r,
+                                                          Deadline end);
+
+}  // namespace rdmacheck::conn

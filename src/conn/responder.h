@@ -1,0 +1,28 @@
+// The server's side of a test, after the session's endpoint is up: the ping
+// echo lives here, beside ping; the bw/lat responder in perf/responder.h.
+// Both end on the client's done message (read and checked here) or the
+// session deadline, and return the same outcome.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/deadline.h"
+#include "base/fd.h"
+#include "conn/endpoint.h"
+#include "proto/messages.h"
+
+namespace rdmacheck::conn {
+
+struct ResponderOutcome {
+  std::string outcome = "ok";  // "ok", or what ended the session early
+  uint64_t received = 0;       // receives completed
+  uint64_t replied = 0;        // messages sent back
+};
+
+// Echoes every message back until the client says done. Completion errors go
+// into bye.wc_errors; bye.received/replied count the echo.
+ResponderOutcome respond_ping(Endpoint& ep, const proto::Hello& hello, const Fd& sock, Deadline end,
+                              proto::Bye& bye);
+
+}  // namespace rdmacheck::conn

@@ -1,0 +1,27 @@
+// Who a client talks to and through what: the one target type of every
+// command that talks to a peer (check, ping, bw, lat), declared once on the
+// command line by cli/target_options.h. serve uses the device part only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "proto/messages.h"
+
+namespace rdmacheck::conn {
+
+// -d / --ib-port / -x: what the user forced; empty or negative means "choose".
+struct DeviceChoice {
+  std::string device;  // "" = the device that routes to the peer (the first ACTIVE one)
+  int ib_port = 0;     // 0 = the first ACTIVE port
+  int gid_index = -1;  // -1 = the RoCE v2 GID of the address that routes to the peer
+};
+
+struct Target {
+  std::string host;
+  uint16_t tcp_port = proto::kDefaultPort;
+  DeviceChoice dev;
+  std::string src;  // --cm: the local address rdma_cm resolves from ("" = routing picks)
+};
+
+}  // namespace rdmacheck::conn

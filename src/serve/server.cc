@@ -1,0 +1,330 @@
+#include "serve/server.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstring>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "conn/cm_endpoint.h"
+#include "conn/endpoint.h"
+#include "conn/responder.h"
+#include "net/tcp.h"
+#include "serve/cm_acceptor.h"
+#include "doctor/doctor.h"
+#include "doctor/sources.h"
+#include "host/firewall.h"
+#include "perf/counters.h"
+#include "perf/responder.h"
+
+namespace rdmacheck::serve {
+
+namespace {
+
+using conn::accept_cm_endpoint;
+using conn::cm_accept;
+using conn::connect_qp;
+using conn::Endpoint;
+using conn::EndpointOptions;
+using conn::local_facts;
+using conn::local_qp_info;
+using conn::open_endpoint;
+using conn::post_recv;
+
+using Millis = std::chrono::duration<double, std::milli>;
+
+class Log {
+ public:
+  explicit Log(std::FILE* f) : f_(f) {}
+  void line(const std::string& s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::fprintf(f_, "%s\n", s.c_str());
+    std::fflush(f_);
+  }
+
+ private:
+  std::FILE* f_;
+  std::mutex mu_;
+};
+
+struct SessionOutcome {
+  std::string test;
+  std::string outcome = "ok";
+  uint64_t received = 0;
+  uint64_t replied = 0;
+};
+
+// The session's endpoint over the TCP exchange: QP up to RTS, receives posted.
+Result<Endpoint> setup_oob(const EndpointOptions& eo, const proto::Hello& hello,
+                           const ServerOptions& o, proto::Welcome& welcome) {
+  auto ep = open_endpoint(eo, welcome.timeline);
+  if (!ep) return Error{ep.error().call, ep.error().errnum, "server: " + ep.error().message()};
+  if (auto s = connect_qp(*ep, hello.qp, hello.facts.active_mtu, o.timing, welcome.timeline); !s) {
+    return s.error();
+  }
+  for (uint32_t i = 0; i < hello.test.depth; ++i) {
+    if (auto s = post_recv(*ep, 2, static_cast<uint32_t>(ep->half)); !s) return s.error();
+  }
+  welcome.facts = local_facts(*ep);
+  welcome.qp = local_qp_info(*ep);
+  return ep;
+}
+
+// --cm: waits for the client's connect request (matched by token), builds the
+// endpoint on its device, posts receives and accepts.
+Result<Endpoint> setup_cm(CmAcceptor& acceptor, uint64_t token, const EndpointOptions& eo,
+                          const proto::Hello& hello, const ServerOptions& o, const Fd& sock,
+                          Deadline end, std::vector<proto::Step>& timeline) {
+  const Deadline d = std::min(end, deadline_in(std::chrono::seconds(15)));
+  auto id = acceptor.wait(token, d, sock.get());
+  if (!id) return id.error();
+  timeline.push_back(proto::Step{"CONNECT_REQUEST", 0, true, ""});
+  auto ep = accept_cm_endpoint(eo, std::move(*id), timeline);
+  if (!ep) return ep.error().error;
+  for (uint32_t i = 0; i < hello.test.depth; ++i) {
+    if (auto s = post_recv(*ep, 2, static_cast<uint32_t>(ep->half)); !s) return s.error();
+  }
+  if (auto s = cm_accept(*ep, o.timing, d, timeline); !s) return s.error().error;
+  return std::move(*ep);
+}
+
+// After a failed setup the client still reports; wait for its done (briefly).
+void await_done(const Fd& sock, SessionOutcome& out) {
+  auto frame = recv_frame(sock, deadline_in(std::chrono::seconds(10)));
+  if (frame && proto::parse_done(*frame)) return;
+  if (!frame) out.outcome += "; client went away: " + frame.error().message();
+}
+
+// The server's own doctor findings, for `check`'s device layer.
+void answer_doctor_request(const Fd& sock, SessionOutcome& out) {
+  const FsRoot fs("/");
+  auto sources = doctor::sources_for(fs);
+  const auto report = doctor::run_doctor(fs, *sources);
+  out.test = "doctor";
+  out.outcome = fmt::format("sent {} findings", report.findings().size());
+  (void)send_frame(sock, proto::doctor_report(report.hostname, to_json(report.findings())),
+                   deadline_in(std::chrono::seconds(5)));
+}
+
+// Why this server will not run the hello's test, or nullopt when it will.
+std::optional<std::string> refusal(const proto::Hello& hello, const ServerOptions& o,
+                                   const CmAcceptor* acceptor) {
+  if (hello.test.max_size > o.max_bytes) {
+    return fmt::format("asked for {} bytes, this server allows {} per session",
+                       hello.test.max_size, o.max_bytes);
+  }
+  if (hello.test.cm && acceptor == nullptr) {
+    return "this server has no rdma_cm listener (see its start-up log)";
+  }
+  return std::nullopt;
+}
+
+// The session's endpoint: this server's device choice, the client's test.
+conn::EndpointOptions endpoint_options(const proto::Hello& hello, const ServerOptions& o,
+                                       const Fd& sock) {
+  conn::EndpointOptions eo;
+  eo.dev = o.dev;
+  eo.local_address = local_address(sock);
+  eo.transport = hello.test.transport;
+  eo.buffer_size = hello.test.max_size;
+  // Only the access the test needs: nothing remote for send, and for a ping
+  // only what an RDMA-write echo needs.
+  eo.access = proto::info(hello.test.op).remote_access;
+  eo.depth = hello.test.depth;
+  if (const auto& p = hello.test.perf) {
+    // -b: our queue also carries the test towards the client.
+    if (p->bidir) eo.depth = std::max(eo.depth, p->tx_depth);
+    // Echoes and the -b direction post small messages inline, as the client does.
+    eo.inline_size = p->inline_size;
+  }
+  return eo;
+}
+
+// What the server adds to its bye when something went wrong: its firewall's
+// view of UDP 4791 and the QP's ERROR state.
+void explain_failure(const Result<conn::Endpoint>& ep, proto::Bye& bye) {
+  const FirewallReport fw = read_firewall();
+  for (const auto& r : fw.rules) bye.firewall += (bye.firewall.empty() ? "" : "; ") + r;
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  if (ep && ibv_query_qp(ep->qp.get(), &attr, IBV_QP_STATE, &init) == 0 &&
+      attr.qp_state == IBV_QPS_ERR) {
+    bye.timeline.push_back(
+        proto::Step{"ERROR", 0, false, bye.wc_errors.empty() ? "" : bye.wc_errors.front()});
+  }
+}
+
+// A hello's test, from the endpoint to the bye.
+void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
+              CmAcceptor* acceptor, Deadline end, SessionOutcome& out) {
+  auto refuse = [&](const std::string& why) {
+    out.outcome = why;
+    (void)send_frame(sock, proto::error_message(why), deadline_in(std::chrono::seconds(1)));
+  };
+  const conn::EndpointOptions eo = endpoint_options(hello, o, sock);
+  const bool perf_test = hello.test.perf.has_value();
+  proto::Welcome welcome;
+  std::optional<Result<conn::Endpoint>> setup;  // emplaced, never assigned: owners keep their order
+  if (hello.test.cm) {
+    auto facts = conn::open_device_only(eo);
+    if (!facts) return refuse("server setup failed: " + facts.error().message());
+    welcome.facts = conn::local_facts(*facts);
+    welcome.cm_token = acceptor->expect();
+  } else {
+    setup.emplace(setup_oob(eo, hello, o, welcome));
+    if (!*setup) return refuse("server setup failed: " + setup->error().message());
+  }
+  // Read before the client can start: after the welcome its traffic may begin.
+  const FsRoot fs("/");
+  perf::Counters before;
+  if (perf_test && setup && *setup) before = perf::read_counters(fs, (*setup)->device, (*setup)->port);
+  if (auto s = send_frame(sock, proto::to_json(welcome), deadline_in(std::chrono::seconds(5))); !s) {
+    out.outcome = "client went away: " + s.error().message();
+    return;
+  }
+  proto::Bye bye;
+  if (hello.test.cm) {
+    std::vector<proto::Step> cm_timeline;
+    setup.emplace(setup_cm(*acceptor, welcome.cm_token, eo, hello, o, sock, end, cm_timeline));
+    bye.timeline = cm_timeline;
+    // A perf test over rdma_cm still needs our buffer's address and key.
+    if (*setup && perf_test) {
+      const proto::Ready ready{conn::local_qp_info(**setup)};
+      if (auto s = send_frame(sock, proto::to_json(ready), deadline_in(std::chrono::seconds(5)));
+          !s) {
+        out.outcome = "client went away: " + s.error().message();
+        return;
+      }
+      before = perf::read_counters(fs, (*setup)->device, (*setup)->port);
+    }
+  }
+  Result<conn::Endpoint>& ep = *setup;
+  if (ep) {
+    const conn::ResponderOutcome r = perf_test ? perf::respond_perf(*ep, hello, sock, end, bye)
+                                               : conn::respond_ping(*ep, hello, sock, end, bye);
+    if (perf_test) {
+      const perf::Counters d = perf::delta(before, perf::read_counters(fs, ep->device, ep->port));
+      bye.counters.assign(d.begin(), d.end());
+      if (bye.counters.size() > proto::kMaxCounters) bye.counters.resize(proto::kMaxCounters);
+    }
+    out.outcome = r.outcome;
+    bye.received = r.received;
+    bye.replied = r.replied;
+  } else {
+    out.outcome = "setup failed: " + ep.error().message();
+    await_done(sock, out);
+  }
+  out.received = bye.received;
+  out.replied = bye.replied;
+  if (out.outcome != "ok" || !bye.wc_errors.empty()) explain_failure(ep, bye);
+  (void)send_frame(sock, proto::to_json(bye), deadline_in(std::chrono::seconds(2)));
+  if (ep && ep->cm_id) rdma_disconnect(ep->cm_id.get());
+}
+
+// One client: its first frame decides what it gets (a doctor report or a test).
+// Returns the session's end line, which the caller logs once the slot is free.
+std::string session(int id, Fd sock, const std::string& peer, const ServerOptions& o,
+             CmAcceptor* acceptor, Log& log) {
+  const auto start = Clock::now();
+  const Deadline end = start + o.session_timeout;
+  SessionOutcome out;
+  auto frame = recv_frame(sock, std::min(end, deadline_in(o.handshake_timeout)));
+  if (!frame) {
+    out.outcome = "no valid handshake: " + frame.error().message();
+  } else if (proto::message_type(*frame) == "doctor-request") {
+    answer_doctor_request(sock, out);
+  } else if (auto hello = proto::parse_hello(*frame); !hello) {
+    out.outcome = hello.error().message();
+    (void)send_frame(sock, proto::error_message(out.outcome), deadline_in(std::chrono::seconds(1)));
+  } else {
+    out.test = fmt::format("{} {}/{}{}", name_of(hello->test.kind), name_of(hello->test.transport),
+                           name_of(hello->test.op), hello->test.cm ? " (rdma_cm)" : "");
+    if (auto why = refusal(*hello, o, acceptor)) {
+      out.outcome = *why;
+      (void)send_frame(sock, proto::error_message(*why), deadline_in(std::chrono::seconds(1)));
+    } else {
+      log.line(fmt::format("session {} {} start: {} from {} ({} {})", id, peer, out.test,
+                           hello->facts.hostname, hello->facts.device, hello->facts.gid));
+      run_test(*hello, sock, o, acceptor, end, out);
+    }
+  }
+  return fmt::format("session {} {} end: {} ({} received, {} replied, {:.0f} ms)", id, peer,
+                     out.outcome, out.received, out.replied, Millis(Clock::now() - start).count());
+}
+
+struct Running {
+  std::thread thread;
+  std::shared_ptr<std::atomic<bool>> done;
+};
+
+}  // namespace
+
+int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE* logf) {
+  Log log(logf);
+  auto listener = tcp_listen(o.bind, o.tcp_port);
+  if (!listener) {
+    std::fprintf(stderr, "rdmacheck serve: %s\n", listener.error().message().c_str());
+    return 2;
+  }
+  // Clients that connect with --cm meet this listener; without it, the rest still works.
+  auto acceptor = CmAcceptor::start(o.bind, o.tcp_port);
+  if (!acceptor) {
+    log.line("rdmacheck serve: no rdma_cm listener (--cm clients will be refused): " +
+             acceptor.error().message());
+  }
+  CmAcceptor* cm = acceptor ? acceptor->get() : nullptr;
+  log.line(fmt::format("rdmacheck serve: listening on {} port {} (max {} sessions{})",
+                       o.bind.empty() ? "all addresses" : o.bind, o.tcp_port, o.max_sessions,
+                       cm != nullptr ? ", rdma_cm too" : ""));
+  std::list<Running> running;
+  int next_id = 1;
+  int ended = 0;
+  auto reap = [&]() {
+    for (auto it = running.begin(); it != running.end();) {
+      if (it->done->load()) {
+        it->thread.join();
+        it = running.erase(it);
+        ++ended;
+      } else {
+        ++it;
+      }
+    }
+  };
+  while (!stop.load() && (o.exit_after == 0 || ended < o.exit_after)) {
+    reap();
+    std::string peer;
+    auto conn = tcp_accept(*listener, deadline_in(std::chrono::milliseconds(200)), &peer);
+    if (!conn) continue;  // deadline: look at the stop flag again
+    reap();  // a session that ended while we waited no longer holds a slot
+    const auto active = std::count_if(running.begin(), running.end(),
+                                      [](const Running& r) { return !r.done->load(); });
+    if (active >= o.max_sessions) {
+      log.line(fmt::format("refused {}: {} sessions already running", peer, active));
+      (void)send_frame(*conn, proto::error_message("server busy: too many sessions"),
+                       deadline_in(std::chrono::seconds(1)));
+      continue;
+    }
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    const int id = next_id++;
+    running.push_back(Running{
+        std::thread([id, done, peer, &o, &log, cm, fd = std::move(*conn)]() mutable {
+          std::string end_line;
+          try {
+            end_line = session(id, std::move(fd), peer, o, cm, log);
+          } catch (const std::exception& e) {
+            end_line = fmt::format("session {} {} end: internal error: {}", id, peer, e.what());
+          }
+          done->store(true);
+          log.line(end_line);
+        }),
+        done});
+  }
+  for (auto& r : running) r.thread.join();
+  return 0;
+}
+
+}  // namespace rdmacheck::serve
