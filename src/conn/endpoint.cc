@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "base/version.h"
+#include "conn/device_choice.h"
 #include "sysfs/fs_root.h"
 
 namespace rdmacheck::conn {
@@ -35,24 +36,6 @@ const char* gid_type_text(uint32_t t) {
   }
 }
 
-bool zero_gid(const ibv_gid& g) {
-  return std::all_of(std::begin(g.raw), std::end(g.raw), [](uint8_t b) { return b == 0; });
-}
-
-// The GID that carries ADDRESS (IPv4 as v4-mapped, or IPv6).
-std::optional<ibv_gid> gid_of_address(const std::string& address) {
-  ibv_gid g{};
-  in_addr v4{};
-  if (inet_pton(AF_INET, address.c_str(), &v4) == 1) {
-    g.raw[10] = 0xff;
-    g.raw[11] = 0xff;
-    std::memcpy(&g.raw[12], &v4, 4);
-    return g;
-  }
-  if (inet_pton(AF_INET6, address.c_str(), g.raw) == 1) return g;
-  return std::nullopt;
-}
-
 template <typename F>
 Status timed_step(std::vector<proto::Step>& timeline, const char* name, F&& f) {
   const auto t0 = Clock::now();
@@ -63,87 +46,58 @@ Status timed_step(std::vector<proto::Step>& timeline, const char* name, F&& f) {
   return s;
 }
 
-// The first ACTIVE port when port == 0.
-Result<uint8_t> pick_port(ibv_context* ctx, int port) {
-  ibv_device_attr da{};
-  if (int rc = ibv_query_device(ctx, &da); rc != 0) {
-    return code_error("ibv_query_device", rc, ibv_get_device_name(ctx->device));
+GidType gid_type_of(uint32_t t) {
+  switch (t) {
+    case IBV_GID_TYPE_IB:
+      return GidType::kIb;
+    case IBV_GID_TYPE_ROCE_V1:
+      return GidType::kRoceV1;
+    case IBV_GID_TYPE_ROCE_V2:
+      return GidType::kRoceV2;
+    default:
+      return GidType::kUnknown;
   }
-  if (port > 0) {
-    if (port > da.phys_port_cnt) {
-      return plain_error("port",
-                         fmt::format("{} has {} port(s), not {}", ibv_get_device_name(ctx->device),
-                                     da.phys_port_cnt, port));
-    }
-    return static_cast<uint8_t>(port);
-  }
-  for (uint8_t p = 1; p <= da.phys_port_cnt; ++p) {
-    auto attr = verbs::query_port(ctx, p);
-    if (attr && attr->state == IBV_PORT_ACTIVE) return p;
-  }
-  return static_cast<uint8_t>(1);
 }
 
+// What the device reports, for choose_device_port (device_choice.h).
+Result<DeviceCandidate> candidate_of(ibv_context* ctx) {
+  DeviceCandidate c{ibv_get_device_name(ctx->device), {}};
+  ibv_device_attr da{};
+  if (int rc = ibv_query_device(ctx, &da); rc != 0)
+    return code_error("ibv_query_device", rc, c.name);
+  for (int p = 1; p <= da.phys_port_cnt; ++p) {
+    auto attr = verbs::query_port(ctx, static_cast<uint8_t>(p));
+    c.ports.push_back(PortCandidate{p, attr && attr->state == IBV_PORT_ACTIVE});
+  }
+  return c;
+}
+
+// The port's GID table as the device reports it, then choose_gid.
 Status pick_gid(Endpoint& ep, const EndpointOptions& o) {
-  const int n = ep.port_attr.gid_tbl_len;
-  std::optional<ibv_gid_entry> chosen;
-  const auto want = gid_of_address(o.local_address);
-  std::optional<ibv_gid_entry> fallback;
-  for (int i = 0; i < n && o.dev.gid_index < 0; ++i) {
+  std::vector<GidCandidate> gids;
+  std::vector<ibv_gid_entry> entries;
+  for (int i = 0; i < ep.port_attr.gid_tbl_len; ++i) {
     auto e = verbs::query_gid(ep.verbs, ep.port, i);
-    if (!e || zero_gid(e->gid)) continue;
-    if (ep.port_attr.link_layer != IBV_LINK_LAYER_ETHERNET) {
-      chosen = *e;  // InfiniBand: index 0 is the port GID
-      break;
-    }
-    if (e->gid_type != IBV_GID_TYPE_ROCE_V2) continue;
-    if (want && std::memcmp(e->gid.raw, want->raw, 16) == 0) {
-      chosen = *e;
-      break;
-    }
-    const bool v4 = e->gid.raw[10] == 0xff && e->gid.raw[11] == 0xff;
-    if (!fallback && v4) fallback = *e;
+    if (!e) continue;
+    GidCandidate c{i, {}, gid_type_of(e->gid_type)};
+    std::copy(std::begin(e->gid.raw), std::end(e->gid.raw), c.raw.begin());
+    gids.push_back(c);
+    entries.push_back(*e);
   }
-  if (o.dev.gid_index >= 0) {
-    auto e = verbs::query_gid(ep.verbs, ep.port, o.dev.gid_index);
-    if (!e) return e.error();
-    if (zero_gid(e->gid)) {
-      return plain_error("gid", fmt::format("{} port {} GID index {} is empty", ep.device, ep.port,
-                                            o.dev.gid_index));
-    }
-    chosen = *e;
-    const std::string text = gid_text(e->gid);
-    if (e->gid_type == IBV_GID_TYPE_ROCE_V1) {
-      ep.warnings.push_back(
-          fmt::format("GID index {} is RoCE v1 (not routable, no UDP 4791)", o.dev.gid_index));
-    }
-    if (e->gid.raw[0] == 0xfe && (e->gid.raw[1] & 0xc0) == 0x80) {
-      ep.warnings.push_back(
-          fmt::format("GID index {} is a link-local IPv6 address", o.dev.gid_index));
-    }
-    if (want && std::memcmp(e->gid.raw, want->raw, 16) != 0) {
-      ep.warnings.push_back(
-          fmt::format("GID index {} ({}) is not {}, the address this host uses "
-                      "towards the peer",
-                      o.dev.gid_index, text, o.local_address));
-    }
-  }
-  if (!chosen) chosen = fallback;
-  if (!chosen) {
-    return plain_error("gid", fmt::format("{} port {} has no RoCE v2 GID for {}: give the netdev "
-                                          "an IP address, or choose one with -x",
-                                          ep.device, ep.port, o.local_address));
-  }
-  if (want && ep.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET &&
-      std::memcmp(chosen->gid.raw, want->raw, 16) != 0 && o.dev.gid_index < 0) {
-    ep.warnings.push_back(fmt::format("no RoCE v2 GID carries {}; using index {} ({})",
-                                      o.local_address, chosen->gid_index, gid_text(chosen->gid)));
-  }
-  ep.gid_index = static_cast<int>(chosen->gid_index);
-  ep.gid = chosen->gid;
-  ep.gid_type = gid_type_text(chosen->gid_type);
+  auto choice =
+      choose_gid(gids, ep.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET, o.dev.gid_index,
+                 o.local_address, fmt::format("{} port {}", ep.device, ep.port));
+  if (!choice) return choice.error();
+  ep.warnings.insert(ep.warnings.end(), choice->warnings.begin(), choice->warnings.end());
+  const ibv_gid_entry& chosen = entries[static_cast<size_t>(
+      std::find_if(gids.begin(), gids.end(),
+                   [&](const GidCandidate& g) { return g.index == choice->index; }) -
+      gids.begin())];
+  ep.gid_index = choice->index;
+  ep.gid = chosen.gid;
+  ep.gid_type = gid_type_text(chosen.gid_type);
   char name[IF_NAMESIZE] = {};
-  if (chosen->ndev_ifindex != 0 && if_indextoname(chosen->ndev_ifindex, name) != nullptr) {
+  if (chosen.ndev_ifindex != 0 && if_indextoname(chosen.ndev_ifindex, name) != nullptr) {
     ep.netdev = name;
   }
   return ok_status();
@@ -247,9 +201,14 @@ uint32_t random_psn() {
 // Port and GID on ep.verbs (device already chosen).
 Status pick_port_and_gid(Endpoint& ep, const EndpointOptions& o, int port_hint) {
   ep.device = ibv_get_device_name(ep.verbs->device);
-  auto port = pick_port(ep.verbs, port_hint);
-  if (!port) return port.error();
-  ep.port = *port;
+  auto dev = candidate_of(ep.verbs);
+  if (!dev) return dev.error();
+  DeviceChoice forced = o.dev;
+  forced.device = ep.device;
+  forced.ib_port = port_hint;
+  auto chosen = choose_device_port({*dev}, forced);
+  if (!chosen) return chosen.error();
+  ep.port = static_cast<uint8_t>(chosen->port);
   auto pattr = verbs::query_port(ep.verbs, ep.port);
   if (!pattr) return pattr.error();
   ep.port_attr = *pattr;
@@ -312,32 +271,23 @@ Status create_resources(Endpoint& ep, const EndpointOptions& o, rdma_cm_id* cm_i
 Result<Endpoint> open_device_only(const EndpointOptions& o) {
   auto list = verbs::DeviceList::get();
   if (!list) return list.error();
-  Endpoint ep;
-  ibv_device* dev = nullptr;
-  if (!o.dev.device.empty()) {
-    dev = list->find(o.dev.device);
-    if (dev == nullptr)
-      return plain_error("device", fmt::format("no RDMA device named '{}'", o.dev.device));
-  }
+  std::vector<DeviceCandidate> devices;
   for (ibv_device* d : list->devices()) {
-    if (dev != nullptr) break;
     auto ctx = verbs::open_device(d);
     if (!ctx) continue;
-    auto p = pick_port(ctx->get(), o.dev.ib_port);
-    if (p) {
-      auto attr = verbs::query_port(ctx->get(), *p);
-      if (attr && attr->state == IBV_PORT_ACTIVE) dev = d;
-    }
+    if (auto c = candidate_of(ctx->get())) devices.push_back(std::move(*c));
   }
-  if (dev == nullptr) dev = list->find("");
-  if (dev == nullptr) {
-    return plain_error("device", "no RDMA device found (see 'rdmacheck devices')");
-  }
+  auto chosen = choose_device_port(devices, o.dev);
+  if (!chosen) return chosen.error();
+  ibv_device* dev = list->find(chosen->device);
+  if (dev == nullptr)
+    return plain_error("device", fmt::format("no RDMA device named '{}'", chosen->device));
+  Endpoint ep;
   auto ctx = verbs::open_device(dev);
   if (!ctx) return ctx.error();
   ep.ctx = std::move(*ctx);
   ep.verbs = ep.ctx.get();
-  if (auto s = pick_port_and_gid(ep, o, o.dev.ib_port); !s) return s.error();
+  if (auto s = pick_port_and_gid(ep, o, chosen->port); !s) return s.error();
   return ep;
 }
 

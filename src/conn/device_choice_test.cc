@@ -1,0 +1,91 @@
+// The device/port/GID choice over real sysfs trees (tests/fixtures: rxe-lab-h1
+// captured in a lab guest, mlx5-healthy and mlx4-degraded built from the
+// documented layouts, see tests/fixtures/README.md).
+#include "conn/device_choice.h"
+
+#include <gtest/gtest.h>
+
+namespace rdmacheck::conn {
+namespace {
+
+const std::string kFixtures = RDMACHECK_FIXTURES;
+
+std::vector<DeviceInfo> devices(const std::string& fixture) {
+  return read_rdma_devices(FsRoot(kFixtures + "/" + fixture));
+}
+
+Result<GidChoice> gid(const std::string& fixture, int port, int forced, const std::string& addr) {
+  const auto devs = devices(fixture);
+  const PortInfo& p = devs.at(0).ports.at(static_cast<size_t>(port - 1));
+  return choose_gid(gid_candidates(p), p.link_layer == "Ethernet", forced, addr,
+                    devs[0].name + " port " + std::to_string(port));
+}
+
+TEST(DeviceChoice, TheRoceV2GidOfTheSourceAddress) {
+  // rxe: GID 0 is the IPv6 link-local, GID 1 the IPv4-mapped 198.18.0.1.
+  auto c = gid("rxe-lab-h1", 1, -1, "198.18.0.1");
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(c->index, 1);
+  EXPECT_TRUE(c->warnings.empty());
+  // mlx5: v1 and v2 of each address; the v2 one of the address is 3, not the v1 at 2.
+  c = gid("mlx5-healthy", 1, -1, "172.16.1.21");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->index, 3);
+  // IPv6: the link-local v2 GID carries that address.
+  c = gid("mlx5-healthy", 1, -1, "fe80::b83f:d2ff:fe12:a0c4");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->index, 1);
+}
+
+TEST(DeviceChoice, AnotherAddressFallsBackToTheFirstIpv4RoceV2GidAndSaysSo) {
+  auto c = gid("mlx5-healthy", 1, -1, "10.0.0.9");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->index, 3);
+  ASSERT_EQ(c->warnings.size(), 1u);
+  EXPECT_NE(c->warnings[0].find("no RoCE v2 GID carries 10.0.0.9"), std::string::npos);
+}
+
+TEST(DeviceChoice, OnlyRoceV1MeansNoGidToUse) {
+  auto c = gid("mlx4-degraded", 1, -1, "192.168.11.21");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message().find("no RoCE v2 GID for 192.168.11.21"), std::string::npos);
+}
+
+TEST(DeviceChoice, AForcedGidIsUsedAndItsProblemsNamed) {
+  auto c = gid("rxe-lab-h1", 1, 0, "198.18.0.1");  // the field guide's -x 0 pitfall
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->index, 0);
+  ASSERT_EQ(c->warnings.size(), 2u);
+  EXPECT_NE(c->warnings[0].find("link-local"), std::string::npos);
+  EXPECT_NE(c->warnings[1].find("is not 198.18.0.1"), std::string::npos);
+  c = gid("mlx5-healthy", 1, 2, "172.16.1.21");
+  ASSERT_TRUE(c.ok());
+  EXPECT_NE(c->warnings.at(0).find("RoCE v1"), std::string::npos);
+  EXPECT_FALSE(gid("rxe-lab-h1", 1, 7, "198.18.0.1").ok());  // an empty slot
+}
+
+TEST(DeviceChoice, TheFirstActivePortUnlessForced) {
+  const auto devs = device_candidates(devices("mlx4-degraded"));
+  auto p = choose_device_port(devs, DeviceChoice{});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->device, "mlx4_0");
+  EXPECT_EQ(p->port, 1);
+  p = choose_device_port(devs, DeviceChoice{"", 2, -1});  // forced onto the DOWN port
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->port, 2);
+  EXPECT_FALSE(choose_device_port(devs, DeviceChoice{"", 3, -1}).ok());
+  auto missing = choose_device_port(devs, DeviceChoice{"mlx5_9", 0, -1});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message().find("no RDMA device named 'mlx5_9'"), std::string::npos);
+}
+
+TEST(DeviceChoice, AnActiveDeviceWinsOverAnEarlierDownOne) {
+  const std::vector<DeviceCandidate> devs = {{"mlx5_0", {{1, false}}}, {"mlx5_1", {{1, true}}}};
+  auto p = choose_device_port(devs, DeviceChoice{});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->device, "mlx5_1");
+  EXPECT_FALSE(choose_device_port({}, DeviceChoice{}).ok());
+}
+
+}  // namespace
+}  // namespace rdmacheck::conn
