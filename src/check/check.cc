@@ -119,7 +119,7 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
   // Layer 1: both hosts' doctors. Their connection- and performance-layer
   // findings wait for the layers that prove them.
   auto t1 = Clock::now();
-  const FsRoot fs("/");
+  const FsRoot& fs = o.target.fs;
   auto sources = doctor::sources_for(fs);
   const auto local_doc = doctor::run_doctor(fs, *sources);
   r.local_doctor = doctor::to_json(local_doc);

@@ -79,6 +79,7 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
   s.sock = std::move(*sock);
 
   EndpointOptions eo;
+  eo.fs = t.fs;
   eo.dev = t.dev;
   eo.local_address = local_address(s.sock);
   eo.src = t.src;

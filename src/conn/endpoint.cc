@@ -200,6 +200,7 @@ uint32_t random_psn() {
 
 // Port and GID on ep.verbs (device already chosen).
 Status pick_port_and_gid(Endpoint& ep, const EndpointOptions& o, int port_hint) {
+  ep.fs = o.fs;
   ep.device = ibv_get_device_name(ep.verbs->device);
   auto dev = candidate_of(ep.verbs);
   if (!dev) return dev.error();
@@ -313,8 +314,8 @@ proto::HostFacts local_facts(const Endpoint& ep) {
   f.rate_gbps = port_rate_gbps(ep.port_attr);
   f.netdev = ep.netdev;
   if (!ep.netdev.empty()) {
-    f.netdev_mtu = std::atoi(
-        FsRoot("/").read_line("/sys/class/net/" + ep.netdev + "/mtu").value_or("0").c_str());
+    f.netdev_mtu =
+        std::atoi(ep.fs.read_line("/sys/class/net/" + ep.netdev + "/mtu").value_or("0").c_str());
   }
   return f;
 }

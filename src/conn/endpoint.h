@@ -22,6 +22,7 @@
 namespace rdmacheck::conn {
 
 struct EndpointOptions {
+  FsRoot fs{"/"};             // where this side's sysfs facts are read
   DeviceChoice dev;           // what the user forced (-d, --ib-port, -x), else chosen here
   std::string local_address;  // the source address towards the peer (from the TCP socket)
   std::string src;            // --cm: source address for rdma_resolve_addr ("" = let routing pick)
@@ -51,6 +52,7 @@ struct Endpoint {
   verbs::QpPtr qp;
   verbs::AhPtr ah;  // UD: the address of the peer
 
+  FsRoot fs{"/"};
   std::string device;
   uint8_t port = 1;
   int gid_index = 0;

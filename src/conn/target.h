@@ -7,6 +7,7 @@
 #include <string>
 
 #include "proto/messages.h"
+#include "sysfs/fs_root.h"
 
 namespace rdmacheck::conn {
 
@@ -18,6 +19,9 @@ struct DeviceChoice {
 };
 
 struct Target {
+  // The machine this side reads facts and counters from ("/" live; a captured
+  // tree in tests), as doctor gets it.
+  FsRoot fs{"/"};
   std::string host;
   uint16_t tcp_port = proto::kDefaultPort;
   DeviceChoice dev;

@@ -111,7 +111,7 @@ LinkFacts link_facts(const conn::Endpoint& ep, int mtu) {
   l.ethernet = ep.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET;
   l.port_gbps = conn::port_rate_gbps(ep.port_attr);
   l.mtu = mtu;
-  const FsRoot fs("/");
+  const FsRoot& fs = ep.fs;
   for (const auto& d : read_rdma_devices(fs)) {
     if (d.name == ep.device) l.driver = d.driver;
   }
@@ -312,7 +312,7 @@ PerfReport run_perf(const PerfOptions& o, const std::atomic<bool>& stop) {
     if (!open_session(r, o, end, seed, s)) return finish();
   }
   const auto& ep = *sessions[0].ep;
-  r.placement = place(FsRoot("/"), ep.device, o.cpu);
+  r.placement = place(ep.fs, ep.device, o.cpu);
   const int mtu = std::min(r.local->active_mtu, r.peer->active_mtu);
   r.link = link_facts(ep, mtu);
   if (o.spec.transport == Transport::kUd && max_size(o.spec) > static_cast<uint32_t>(mtu)) {
@@ -321,12 +321,12 @@ PerfReport run_perf(const PerfOptions& o, const std::atomic<bool>& stop) {
                                          "({} bytes)",
                                          mtu)));
   }
-  const Counters before = read_counters(FsRoot("/"), ep.device, ep.port);
+  const Counters before = read_counters(ep.fs, ep.device, ep.port);
   const CpuClock cpu;
   if (r.ok) measure(r, o, sessions, seed, end, stop);
   if (o.spec.cpu_util) r.local_cpu = PerfReport::CpuUse{cpu.cpu_s(), cpu.wall_s()};
   if (o.progress) o.progress("");
-  r.local_counters = delta(before, read_counters(FsRoot("/"), ep.device, ep.port));
+  r.local_counters = delta(before, read_counters(ep.fs, ep.device, ep.port));
   uint64_t msgs = 0;
   for (const auto& b : r.bw) msgs += b.msgs;
   for (const auto& l : r.lat) msgs += 2 * l.stats.n;

@@ -13,13 +13,13 @@
 #include "conn/cm_endpoint.h"
 #include "conn/endpoint.h"
 #include "conn/responder.h"
-#include "net/tcp.h"
-#include "serve/cm_acceptor.h"
 #include "doctor/doctor.h"
 #include "doctor/sources.h"
 #include "host/firewall.h"
+#include "net/tcp.h"
 #include "perf/counters.h"
 #include "perf/responder.h"
+#include "serve/cm_acceptor.h"
 
 namespace rdmacheck::serve {
 
@@ -100,8 +100,7 @@ void await_done(const Fd& sock, SessionOutcome& out) {
 }
 
 // The server's own doctor findings, for `check`'s device layer.
-void answer_doctor_request(const Fd& sock, SessionOutcome& out) {
-  const FsRoot fs("/");
+void answer_doctor_request(const FsRoot& fs, const Fd& sock, SessionOutcome& out) {
   auto sources = doctor::sources_for(fs);
   const auto report = doctor::run_doctor(fs, *sources);
   out.test = "doctor";
@@ -114,8 +113,8 @@ void answer_doctor_request(const Fd& sock, SessionOutcome& out) {
 std::optional<std::string> refusal(const proto::Hello& hello, const ServerOptions& o,
                                    const CmAcceptor* acceptor) {
   if (hello.test.max_size > o.max_bytes) {
-    return fmt::format("asked for {} bytes, this server allows {} per session",
-                       hello.test.max_size, o.max_bytes);
+    return fmt::format("asked for {} bytes, this server allows {} per session", hello.test.max_size,
+                       o.max_bytes);
   }
   if (hello.test.cm && acceptor == nullptr) {
     return "this server has no rdma_cm listener (see its start-up log)";
@@ -127,6 +126,7 @@ std::optional<std::string> refusal(const proto::Hello& hello, const ServerOption
 conn::EndpointOptions endpoint_options(const proto::Hello& hello, const ServerOptions& o,
                                        const Fd& sock) {
   conn::EndpointOptions eo;
+  eo.fs = o.fs;
   eo.dev = o.dev;
   eo.local_address = local_address(sock);
   eo.transport = hello.test.transport;
@@ -179,10 +179,12 @@ void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
     if (!*setup) return refuse("server setup failed: " + setup->error().message());
   }
   // Read before the client can start: after the welcome its traffic may begin.
-  const FsRoot fs("/");
+  const FsRoot& fs = o.fs;
   perf::Counters before;
-  if (perf_test && setup && *setup) before = perf::read_counters(fs, (*setup)->device, (*setup)->port);
-  if (auto s = send_frame(sock, proto::to_json(welcome), deadline_in(std::chrono::seconds(5))); !s) {
+  if (perf_test && setup && *setup)
+    before = perf::read_counters(fs, (*setup)->device, (*setup)->port);
+  if (auto s = send_frame(sock, proto::to_json(welcome), deadline_in(std::chrono::seconds(5)));
+      !s) {
     out.outcome = "client went away: " + s.error().message();
     return;
   }
@@ -228,7 +230,7 @@ void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
 // One client: its first frame decides what it gets (a doctor report or a test).
 // Returns the session's end line, which the caller logs once the slot is free.
 std::string session(int id, Fd sock, const std::string& peer, const ServerOptions& o,
-             CmAcceptor* acceptor, Log& log) {
+                    CmAcceptor* acceptor, Log& log) {
   const auto start = Clock::now();
   const Deadline end = start + o.session_timeout;
   SessionOutcome out;
@@ -236,7 +238,7 @@ std::string session(int id, Fd sock, const std::string& peer, const ServerOption
   if (!frame) {
     out.outcome = "no valid handshake: " + frame.error().message();
   } else if (proto::message_type(*frame) == "doctor-request") {
-    answer_doctor_request(sock, out);
+    answer_doctor_request(o.fs, sock, out);
   } else if (auto hello = proto::parse_hello(*frame); !hello) {
     out.outcome = hello.error().message();
     (void)send_frame(sock, proto::error_message(out.outcome), deadline_in(std::chrono::seconds(1)));
@@ -299,7 +301,7 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
     std::string peer;
     auto conn = tcp_accept(*listener, deadline_in(std::chrono::milliseconds(200)), &peer);
     if (!conn) continue;  // deadline: look at the stop flag again
-    reap();  // a session that ended while we waited no longer holds a slot
+    reap();               // a session that ended while we waited no longer holds a slot
     const auto active = std::count_if(running.begin(), running.end(),
                                       [](const Running& r) { return !r.done->load(); });
     if (active >= o.max_sessions) {

@@ -11,13 +11,15 @@
 
 #include "base/deadline.h"
 #include "base/fd.h"
-#include "proto/messages.h"
 #include "conn/target.h"
+#include "proto/messages.h"
+#include "sysfs/fs_root.h"
 #include "verbs/qp.h"
 
 namespace rdmacheck::serve {
 
 struct ServerOptions {
+  FsRoot fs{"/"};    // where the doctor, the device facts and the counters are read
   std::string bind;  // "" = all addresses
   uint16_t tcp_port = proto::kDefaultPort;
   conn::DeviceChoice dev;
