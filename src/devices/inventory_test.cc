@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "base/test_temp_dir.h"
+#include "testing/temp_dir.h"
 
 namespace rdmacheck::devices {
 namespace {

@@ -62,7 +62,7 @@ TEST(Report, LatencyTableAndFailure) {
 // catches a document that breaks it.
 #include <fstream>
 
-#include "perf/schema_check.h"
+#include "testing/schema_check.h"
 
 namespace rdmacheck::perf {
 namespace {

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <map>
 
-#include "base/test_temp_dir.h"
+#include "testing/temp_dir.h"
 
 namespace rdmacheck {
 namespace {

@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <fstream>
 
-#include "base/schema_refs.h"
+#include "testing/schema_refs.h"
 #include "lab/lab_harness.h"
-#include "perf/schema_check.h"
+#include "testing/schema_check.h"
 
 namespace rdmacheck::labtest {
 namespace {

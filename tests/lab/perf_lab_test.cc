@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "lab/lab_harness.h"
-#include "perf/schema_check.h"
+#include "testing/schema_check.h"
 
 namespace rdmacheck::labtest {
 namespace {

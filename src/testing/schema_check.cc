@@ -1,4 +1,4 @@
-#include "perf/schema_check.h"
+#include "testing/schema_check.h"
 
 #include <fmt/core.h>
 

@@ -1,4 +1,4 @@
-#include "base/schema_refs.h"
+#include "testing/schema_refs.h"
 
 #include <fmt/core.h>
 

@@ -1,4 +1,4 @@
-// `$ref` for the schema checker (perf/schema_check.h), which has none:
+// `$ref` for the schema checker (testing/schema_check.h), which has none:
 // inline_refs() replaces each {"$ref": R} by the schema R names, so a schema
 // can reuse its own "$defs" and another checked-in schema whole. R is
 // "#/json/pointer" (the same document), "name.json" or "name.json#/pointer"

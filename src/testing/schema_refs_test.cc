@@ -1,8 +1,8 @@
-#include "base/schema_refs.h"
+#include "testing/schema_refs.h"
 
 #include <gtest/gtest.h>
 
-#include "perf/schema_check.h"
+#include "testing/schema_check.h"
 
 namespace rdmacheck {
 namespace {
