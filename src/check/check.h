@@ -19,6 +19,24 @@
 #include "proto/messages.h"
 
 namespace rdmacheck::check {
+enum class LayerStatus { kPass, kWarn, kFail, kNotRun };
+}  // namespace rdmacheck::check
+
+namespace rdmacheck {
+template <>
+struct EnumNames<check::LayerStatus> {
+  static constexpr std::array<std::pair<check::LayerStatus, std::string_view>, 4> table = {{
+      {check::LayerStatus::kPass, "PASS"},
+      {check::LayerStatus::kWarn, "WARN"},
+      {check::LayerStatus::kFail, "FAIL"},
+      {check::LayerStatus::kNotRun, "NOT RUN"},
+  }};
+};
+}  // namespace rdmacheck
+
+namespace rdmacheck::check {
+
+inline const char* layer_status_name(LayerStatus s) { return name_of(s).data(); }
 
 struct CheckOptions {
   conn::Target target;
@@ -27,9 +45,6 @@ struct CheckOptions {
   bool full = false;   // every operation and size in the performance layer
   std::chrono::seconds timeout{180};
 };
-
-enum class LayerStatus { kPass, kWarn, kFail, kNotRun };
-const char* layer_status_name(LayerStatus s);  // "PASS", "WARN", "FAIL", "NOT RUN"
 
 struct LayerReport {
   Layer layer = Layer::kDevice;

@@ -6,20 +6,6 @@
 
 namespace rdmacheck::check {
 
-const char* layer_status_name(LayerStatus s) {
-  switch (s) {
-    case LayerStatus::kPass:
-      return "PASS";
-    case LayerStatus::kWarn:
-      return "WARN";
-    case LayerStatus::kFail:
-      return "FAIL";
-    case LayerStatus::kNotRun:
-      return "NOT RUN";
-  }
-  return "?";
-}
-
 LayerStatus status_of(const std::vector<Finding>& fs) {
   switch (worst(fs)) {
     case Severity::kFail:

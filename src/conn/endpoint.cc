@@ -23,19 +23,6 @@ using Micros = std::chrono::duration<double, std::micro>;
 
 constexpr int kCqDepth = 4096;
 
-const char* gid_type_text(uint32_t t) {
-  switch (t) {
-    case IBV_GID_TYPE_IB:
-      return "IB";
-    case IBV_GID_TYPE_ROCE_V1:
-      return "RoCE v1";
-    case IBV_GID_TYPE_ROCE_V2:
-      return "RoCE v2";
-    default:
-      return "?";
-  }
-}
-
 template <typename F>
 Status timed_step(std::vector<proto::Step>& timeline, const char* name, F&& f) {
   const auto t0 = Clock::now();
@@ -95,7 +82,7 @@ Status pick_gid(Endpoint& ep, const EndpointOptions& o) {
       gids.begin())];
   ep.gid_index = choice->index;
   ep.gid = chosen.gid;
-  ep.gid_type = gid_type_text(chosen.gid_type);
+  ep.gid_type = gid_type_name(gid_type_of(chosen.gid_type));
   char name[IF_NAMESIZE] = {};
   if (chosen.ndev_ifindex != 0 && if_indextoname(chosen.ndev_ifindex, name) != nullptr) {
     ep.netdev = name;

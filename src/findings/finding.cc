@@ -6,32 +6,6 @@
 
 namespace rdmacheck {
 
-const char* severity_name(Severity s) {
-  switch (s) {
-    case Severity::kOk:
-      return "ok";
-    case Severity::kInfo:
-      return "info";
-    case Severity::kWarn:
-      return "warn";
-    case Severity::kFail:
-      return "fail";
-  }
-  return "?";
-}
-
-const char* layer_name(Layer l) {
-  switch (l) {
-    case Layer::kDevice:
-      return "device";
-    case Layer::kConnection:
-      return "connection";
-    case Layer::kPerformance:
-      return "performance";
-  }
-  return "?";
-}
-
 Finding make_finding(std::string id, Severity severity, Layer layer, std::string summary) {
   Finding f;
   f.id = std::move(id);

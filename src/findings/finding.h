@@ -7,13 +7,33 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_table.h"
+
 namespace rdmacheck {
 
 enum class Severity { kOk, kInfo, kWarn, kFail };
 enum class Layer { kDevice, kConnection, kPerformance };
 
-const char* severity_name(Severity s);  // "ok", "info", "warn", "fail"
-const char* layer_name(Layer l);        // "device", "connection", "performance"
+template <>
+struct EnumNames<Severity> {
+  static constexpr std::array<std::pair<Severity, std::string_view>, 4> table = {{
+      {Severity::kOk, "ok"},
+      {Severity::kInfo, "info"},
+      {Severity::kWarn, "warn"},
+      {Severity::kFail, "fail"},
+  }};
+};
+template <>
+struct EnumNames<Layer> {
+  static constexpr std::array<std::pair<Layer, std::string_view>, 3> table = {{
+      {Layer::kDevice, "device"},
+      {Layer::kConnection, "connection"},
+      {Layer::kPerformance, "performance"},
+  }};
+};
+// The table's names are literals: .data() is a C string.
+inline const char* severity_name(Severity s) { return name_of(s).data(); }
+inline const char* layer_name(Layer l) { return name_of(l).data(); }
 
 struct Finding {
   std::string id;  // kebab-case, stable: "firewall-blocks-roce"

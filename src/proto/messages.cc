@@ -591,25 +591,15 @@ Result<DoctorReport> parse_doctor_report(const nlohmann::json& j) {
     f.id = *id;
     auto sev = bounded_text(fj, "severity", true);
     if (!sev) return sev.error();
-    bool known = false;
-    for (auto s : {Severity::kOk, Severity::kInfo, Severity::kWarn, Severity::kFail}) {
-      if (*sev == severity_name(s)) {
-        f.severity = s;
-        known = true;
-      }
-    }
     auto layer = bounded_text(fj, "layer", true);
     if (!layer) return layer.error();
-    bool known_layer = false;
-    for (auto l : {Layer::kDevice, Layer::kConnection, Layer::kPerformance}) {
-      if (*layer == layer_name(l)) {
-        f.layer = l;
-        known_layer = true;
-      }
-    }
-    if (!known || !known_layer) {
+    const auto severity = parse_enum<Severity>(*sev);
+    const auto layer_value = parse_enum<Layer>(*layer);
+    if (!severity || !layer_value) {
       return plain_error("doctor-report", "finding: unknown severity or layer");
     }
+    f.severity = *severity;
+    f.layer = *layer_value;
     auto summary = bounded_text(fj, "summary", true);
     auto fix = bounded_text(fj, "fix", false);
     if (!summary) return summary.error();

@@ -58,20 +58,6 @@ std::string port_netdev(const FsRoot& fs, const std::string& dev_dir, const Port
 
 }  // namespace
 
-const char* gid_type_name(GidType t) {
-  switch (t) {
-    case GidType::kIb:
-      return "IB";
-    case GidType::kRoceV1:
-      return "RoCE v1";
-    case GidType::kRoceV2:
-      return "RoCE v2";
-    case GidType::kUnknown:
-      break;
-  }
-  return "?";
-}
-
 GidType parse_gid_type(const std::string& text) {
   // The kernel prints "IB/RoCE v1" for type 0 and "RoCE v2" for type 1
   // (drivers/infiniband/core/cache.c gid_type_str).

@@ -6,12 +6,22 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_table.h"
 #include "sysfs/fs_root.h"
 
 namespace rdmacheck {
 
 enum class GidType { kIb, kRoceV1, kRoceV2, kUnknown };
-const char* gid_type_name(GidType t);  // "IB", "RoCE v1", "RoCE v2", "?"
+template <>
+struct EnumNames<GidType> {
+  static constexpr std::array<std::pair<GidType, std::string_view>, 4> table = {{
+      {GidType::kIb, "IB"},
+      {GidType::kRoceV1, "RoCE v1"},
+      {GidType::kRoceV2, "RoCE v2"},
+      {GidType::kUnknown, "?"},
+  }};
+};
+inline const char* gid_type_name(GidType t) { return name_of(t).data(); }
 
 struct GidEntry {
   int index = 0;
