@@ -40,9 +40,7 @@ Result<std::unique_ptr<CmAcceptor>> CmAcceptor::start(const std::string& bind, u
 CmAcceptor::~CmAcceptor() {
   stop_.store(true);
   if (thread_.joinable()) thread_.join();
-  for (auto& [token, id] : pending_) {
-    if (id != nullptr) rdma_destroy_id(id);
-  }
+  // pending_'s ids go with it, before the listener and the channel.
 }
 
 uint64_t CmAcceptor::expect() {
@@ -67,9 +65,9 @@ Result<verbs::CmIdPtr> CmAcceptor::wait(uint64_t token, Deadline d, int abort_fd
       aborted = ::poll(&p, 1, 0) > 0;
     }
   }
-  rdma_cm_id* id = pending_[token];
+  verbs::CmIdPtr id = std::move(pending_[token]);
   pending_.erase(token);
-  if (arrived) return verbs::CmIdPtr(id);
+  if (arrived) return id;
   if (aborted) return code_error("rdma_cm", ECANCELED, "the client gave up before connecting");
   return code_error("rdma_cm", ETIMEDOUT, "no connect request carrying this session's token");
 }
@@ -86,13 +84,12 @@ void CmAcceptor::loop() {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = pending_.find(token);
       if (token != 0 && it != pending_.end() && it->second == nullptr) {
-        it->second = ev->id;
+        it->second = std::move(ev->id);
         cv_.notify_all();
         continue;
       }
     }
-    rdma_reject(ev->id, nullptr, 0);
-    rdma_destroy_id(ev->id);
+    rdma_reject(ev->id.get(), nullptr, 0);  // the id goes with ev
   }
 }
 

@@ -13,9 +13,9 @@
 #include <string>
 #include <thread>
 
-#include "base/result.h"
 #include "base/deadline.h"
 #include "base/fd.h"
+#include "base/result.h"
 #include "verbs/cm.h"
 
 namespace rdmacheck::serve {
@@ -41,7 +41,7 @@ class CmAcceptor {
   verbs::CmIdPtr listener_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::map<uint64_t, rdma_cm_id*> pending_;  // token -> request (nullptr until it arrives)
+  std::map<uint64_t, verbs::CmIdPtr> pending_;  // token -> request (empty until it arrives)
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

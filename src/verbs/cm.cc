@@ -28,7 +28,7 @@ Result<CmEvent> next_cm_event(rdma_event_channel* ch, Deadline d) {
       out.type = ev->event;
       out.status = ev->status;
       if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-        out.id = ev->id;
+        out.id.reset(ev->id);
         if (ev->param.conn.private_data != nullptr) {
           out.private_data.assign(static_cast<const char*>(ev->param.conn.private_data),
                                   ev->param.conn.private_data_len);

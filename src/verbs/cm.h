@@ -27,7 +27,7 @@ Result<CmIdPtr> create_cm_id(rdma_event_channel* ch);
 struct CmEvent {
   rdma_cm_event_type type = RDMA_CM_EVENT_ADDR_ERROR;
   int status = 0;
-  rdma_cm_id* id = nullptr;  // for CONNECT_REQUEST: the new connection's id (caller owns it)
+  CmIdPtr id;                // for CONNECT_REQUEST: the new connection's id, owned
   std::string private_data;  // for CONNECT_REQUEST
 };
 
