@@ -19,7 +19,9 @@ constexpr size_t kMaxErrors = 64;
 // reads straight through and checks once at the end.
 class Fields {
  public:
-  Fields(const json& j, std::string where) : j_(j), where_(std::move(where)) {
+  // CALL names the message family in errors ("handshake", "doctor-report").
+  Fields(const json& j, std::string where, const char* call = "handshake")
+      : j_(j), where_(std::move(where)), call_(call) {
     if (!j_.is_object()) fail("", "not an object");
   }
 
@@ -48,20 +50,23 @@ class Fields {
     return v->get<double>();
   }
 
-  std::string text(const char* key, bool required = true) {
+  std::string text(const char* key, bool required = true, size_t max = kMaxString) {
     const json* v = find(key, required);
     if (v == nullptr) return {};
-    if (!v->is_string() || v->get_ref<const std::string&>().size() > kMaxString) {
-      fail(key, fmt::format("must be a string of at most {} characters", kMaxString));
-      return {};
+    return checked_text(key, *v, max);
+  }
+
+  // An array of at most MAX_COUNT strings of at most MAX_LEN characters each.
+  std::vector<std::string> texts(const char* key, size_t max_count, size_t max_len) {
+    std::vector<std::string> out;
+    const json* a = array(key, max_count);
+    if (a == nullptr) return out;
+    for (const auto& v : *a) {
+      std::string t = checked_text(key, v, max_len);
+      if (error_) return {};
+      out.push_back(std::move(t));
     }
-    for (unsigned char c : v->get_ref<const std::string&>()) {
-      if (std::iscntrl(c) != 0) {
-        fail(key, "must not contain control characters");
-        return {};
-      }
-    }
-    return v->get<std::string>();
+    return out;
   }
 
   // A text from a fixed list (QP and CM step names, which stay text on the wire).
@@ -137,15 +142,29 @@ class Fields {
     }
     return &*it;
   }
+  std::string checked_text(const char* key, const json& v, size_t max) {
+    if (!v.is_string() || v.get_ref<const std::string&>().size() > max) {
+      fail(key, fmt::format("must be a string of at most {} characters", max));
+      return {};
+    }
+    for (unsigned char c : v.get_ref<const std::string&>()) {
+      if (std::iscntrl(c) != 0) {
+        fail(key, "must not contain control characters");
+        return {};
+      }
+    }
+    return v.get<std::string>();
+  }
   void fail(const std::string& key, const std::string& why) {
     if (!error_) {
-      error_ = plain_error("handshake",
-                           fmt::format("{}{}{}: {}", where_, key.empty() ? "" : ".", key, why));
+      error_ =
+          plain_error(call_, fmt::format("{}{}{}: {}", where_, key.empty() ? "" : ".", key, why));
     }
   }
 
   const json& j_;
   std::string where_;
+  const char* call_;
   std::optional<Error> error_;
 };
 
@@ -546,20 +565,6 @@ bool kebab(const std::string& s) {
   return true;
 }
 
-Result<std::string> bounded_text(const nlohmann::json& j, const char* key, bool required) {
-  auto it = j.find(key);
-  if (it == j.end()) {
-    if (required) return plain_error("doctor-report", fmt::format("finding.{}: missing", key));
-    return std::string();
-  }
-  if (!it->is_string() || it->get_ref<const std::string&>().size() > kMaxText) {
-    return plain_error("doctor-report", fmt::format("finding.{}: must be a string of at most {} "
-                                                    "characters",
-                                                    key, kMaxText));
-  }
-  return it->get<std::string>();
-}
-
 }  // namespace
 
 nlohmann::json doctor_request() { return {{"type", "doctor-request"}, {"version", kVersion}}; }
@@ -573,54 +578,25 @@ nlohmann::json doctor_report(const std::string& hostname, const nlohmann::json& 
 
 Result<DoctorReport> parse_doctor_report(const nlohmann::json& j) {
   if (auto e = check_type(j, "doctor-report")) return *e;
-  DoctorReport r;
-  auto host = bounded_text(j, "hostname", true);
-  if (!host) return host.error();
-  r.hostname = *host;
-  auto fs = j.find("findings");
-  if (fs == j.end() || !fs->is_array() || fs->size() > kMaxFindings) {
-    return plain_error("doctor-report",
-                       fmt::format("findings: must be an array of at most {}", kMaxFindings));
-  }
+  Fields r(j, "doctor-report", "doctor-report");
+  DoctorReport rep;
+  rep.hostname = r.text("hostname", true, kMaxText);
+  const json* fs = r.array("findings", kMaxFindings);
+  if (r.error()) return *r.error();
   for (const auto& fj : *fs) {
-    if (!fj.is_object()) return plain_error("doctor-report", "finding: must be an object");
+    Fields fr(fj, "doctor-report.finding", "doctor-report");
     Finding f;
-    auto id = bounded_text(fj, "id", true);
-    if (!id) return id.error();
-    if (!kebab(*id)) return plain_error("doctor-report", "finding.id: must be kebab-case");
-    f.id = *id;
-    auto sev = bounded_text(fj, "severity", true);
-    if (!sev) return sev.error();
-    auto layer = bounded_text(fj, "layer", true);
-    if (!layer) return layer.error();
-    const auto severity = parse_enum<Severity>(*sev);
-    const auto layer_value = parse_enum<Layer>(*layer);
-    if (!severity || !layer_value) {
-      return plain_error("doctor-report", "finding: unknown severity or layer");
-    }
-    f.severity = *severity;
-    f.layer = *layer_value;
-    auto summary = bounded_text(fj, "summary", true);
-    auto fix = bounded_text(fj, "fix", false);
-    if (!summary) return summary.error();
-    if (!fix) return fix.error();
-    f.summary = *summary;
-    f.fix = *fix;
-    auto ev = fj.find("evidence");
-    if (ev != fj.end()) {
-      if (!ev->is_array() || ev->size() > kMaxEvidence) {
-        return plain_error("doctor-report", "finding.evidence: must be a short array");
-      }
-      for (const auto& e : *ev) {
-        if (!e.is_string() || e.get_ref<const std::string&>().size() > kMaxText) {
-          return plain_error("doctor-report", "finding.evidence: must be short strings");
-        }
-        f.evidence.push_back(e.get<std::string>());
-      }
-    }
-    r.findings.push_back(std::move(f));
+    f.id = fr.text("id", true, kMaxText);
+    f.severity = fr.one_of("severity", Severity::kInfo);
+    f.layer = fr.one_of("layer", Layer::kDevice);
+    f.summary = fr.text("summary", true, kMaxText);
+    f.fix = fr.text("fix", false, kMaxText);
+    f.evidence = fr.texts("evidence", kMaxEvidence, kMaxText);
+    if (fr.error()) return *fr.error();
+    if (!kebab(f.id)) return plain_error("doctor-report", "finding.id: must be kebab-case");
+    rep.findings.push_back(std::move(f));
   }
-  return r;
+  return rep;
 }
 
 }  // namespace rdmacheck::proto
