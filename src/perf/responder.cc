@@ -233,16 +233,7 @@ struct Responder {
   // -b: the same test towards the client, size by size between go barriers,
   // while our receives stay posted for the client's direction.
   void bidirectional() {
-    Spec s;
-    s.kind = Kind::kBw;
-    s.op = op;
-    s.transport = hello.test.transport;
-    s.iterations = perf.iterations;
-    s.duration_s = perf.duration_ms / 1000.0;
-    s.tx_depth = perf.tx_depth;
-    s.post_list = perf.post_list;
-    s.cq_mod = perf.cq_mod;
-    s.inline_size = perf.inline_size;
+    const Spec s = spec_of(hello.test);
     static const std::atomic<bool> never{false};
     conn::Endpoint* const eps[] = {&ep};
     for (;;) {

@@ -63,6 +63,26 @@ std::optional<std::string> validate(const Spec& s) {
   return std::nullopt;
 }
 
+Spec spec_of(const proto::TestSpec& test) {
+  Spec s;
+  s.kind = test.kind;
+  s.op = test.op;
+  s.transport = test.transport;
+  s.rx_depth = test.depth;
+  if (const auto& p = test.perf) {
+    s.sizes = p->sizes;
+    s.iterations = p->iterations;
+    s.duration_s = p->duration_ms / 1000.0;
+    s.bidir = p->bidir;
+    s.validate = p->validate;
+    s.tx_depth = p->tx_depth;
+    s.post_list = p->post_list;
+    s.cq_mod = p->cq_mod;
+    s.inline_size = p->inline_size;
+  }
+  return s;
+}
+
 std::vector<uint32_t> all_sizes(uint32_t max_size) {
   std::vector<uint32_t> v;
   for (uint64_t s = 2; s <= max_size; s *= 2) v.push_back(static_cast<uint32_t>(s));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "proto/kinds.h"
+#include "proto/messages.h"
 
 namespace rdmacheck::perf {
 
@@ -51,6 +52,10 @@ struct Spec {
 
 // A one-line reason when the spec cannot run, nullopt when it can.
 std::optional<std::string> validate(const Spec& s);
+
+// The spec a bw/lat hello describes (the server's view of the client's test),
+// so that the server holds it to the same rules (validate) as the client.
+Spec spec_of(const proto::TestSpec& test);
 
 // -a: powers of two from 2 B up to max_size (8 MiB), as perftest's -a.
 std::vector<uint32_t> all_sizes(uint32_t max_size = kMaxAllSize);

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 namespace rdmacheck::proto {
 namespace {
 
@@ -240,6 +243,34 @@ TEST(Messages, DoctorReportIsValidatedFindingByFinding) {
   bad["findings"][0]["evidence"] = nlohmann::json::array({std::string(5000, 'x')});
   EXPECT_FALSE(parse_doctor_report(bad).ok());
   EXPECT_FALSE(parse_doctor_report(error_message("busy")).ok());
+}
+
+}  // namespace
+}  // namespace rdmacheck::proto
+
+namespace rdmacheck::proto {
+namespace {
+
+// The fuzz target's seeds are real messages: each one must pass its own
+// parser, or the fuzzer never gets past the first checks.
+TEST(FuzzCorpus, EverySeedIsAcceptedByItsParser) {
+  const std::string dir = std::string(RDMACHECK_FUZZ_CORPUS) + "/";
+  auto load = [&](const char* name) {
+    std::ifstream in(dir + name, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_GT(bytes.size(), 4u) << name;
+    return nlohmann::json::parse(bytes.substr(4));
+  };
+  EXPECT_TRUE(parse_hello(load("hello")).ok());
+  EXPECT_TRUE(parse_hello(load("hello-bw")).ok());
+  EXPECT_TRUE(parse_hello(load("hello-lat-ud")).ok());
+  EXPECT_TRUE(parse_welcome(load("welcome")).ok());
+  EXPECT_TRUE(parse_welcome(load("welcome-cm")).ok());
+  EXPECT_TRUE(parse_done(load("done")).ok());
+  EXPECT_TRUE(parse_sync(load("sync")).ok());
+  EXPECT_TRUE(parse_ready(load("ready")).ok());
+  EXPECT_TRUE(parse_doctor_report(load("doctor-report")).ok());
+  EXPECT_TRUE(parse_bye(load("bye")).ok());
 }
 
 }  // namespace

@@ -53,6 +53,11 @@ uint64_t CmAcceptor::expect() {
   return token;
 }
 
+void CmAcceptor::cancel(uint64_t token) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pending_.erase(token);
+}
+
 Result<verbs::CmIdPtr> CmAcceptor::wait(uint64_t token, Deadline d, int abort_fd) {
   std::unique_lock<std::mutex> lock(mu_);
   bool arrived = false;

@@ -29,7 +29,8 @@ class CmAcceptor {
   CmAcceptor& operator=(const CmAcceptor&) = delete;
   ~CmAcceptor();
 
-  uint64_t expect();  // a new token whose request will be kept for wait()
+  uint64_t expect();            // a new token whose request will be kept for wait()
+  void cancel(uint64_t token);  // a token no wait() will come for (the client left)
   // The request carrying TOKEN; ends early (ECANCELED) when abort_fd becomes
   // readable (the client gave up and said so). Forgets the token either way.
   Result<verbs::CmIdPtr> wait(uint64_t token, Deadline d, int abort_fd = -1);

@@ -1,6 +1,7 @@
 #include "serve/server.h"
 
 #include <fmt/core.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "conn/cm_endpoint.h"
@@ -19,6 +21,7 @@
 #include "net/tcp.h"
 #include "perf/counters.h"
 #include "perf/responder.h"
+#include "perf/spec.h"
 #include "serve/cm_acceptor.h"
 
 namespace rdmacheck::serve {
@@ -37,18 +40,53 @@ using conn::post_recv;
 
 using Millis = std::chrono::duration<double, std::milli>;
 
+// One line per event. Lines carry text a client chose (its hostname, its
+// error messages): anything not printable is escaped, so a client can neither
+// forge a line nor send escape sequences to the operator's terminal.
 class Log {
  public:
   explicit Log(std::FILE* f) : f_(f) {}
   void line(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    for (unsigned char c : s) {
+      if (c < 0x20 || c == 0x7f) {
+        out += fmt::format("\\x{:02x}", c);
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
     std::lock_guard<std::mutex> lock(mu_);
-    std::fprintf(f_, "%s\n", s.c_str());
+    std::fprintf(f_, "%s\n", out.c_str());
     std::fflush(f_);
   }
 
  private:
   std::FILE* f_;
   std::mutex mu_;
+};
+
+// The control sockets of the running sessions: on a stop they are shut down,
+// which wakes every session (each waits on its socket) within moments instead
+// of at its own deadline.
+class Sockets {
+ public:
+  void add(int fd) {
+    std::lock_guard<std::mutex> lock(mu_);
+    fds_.insert(fd);
+  }
+  void remove(int fd) {
+    std::lock_guard<std::mutex> lock(mu_);
+    fds_.erase(fd);
+  }
+  void shutdown_all() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int fd : fds_) ::shutdown(fd, SHUT_RDWR);
+  }
+
+ private:
+  std::mutex mu_;
+  std::set<int> fds_;
 };
 
 struct SessionOutcome {
@@ -119,6 +157,10 @@ std::optional<std::string> refusal(const proto::Hello& hello, const ServerOption
   if (hello.test.cm && acceptor == nullptr) {
     return "this server has no rdma_cm listener (see its start-up log)";
   }
+  // The client's own rules, again: a crafted hello must not make a loop spin.
+  if (hello.test.perf) {
+    if (auto why = perf::validate(perf::spec_of(hello.test))) return "invalid test: " + *why;
+  }
   return std::nullopt;
 }
 
@@ -185,6 +227,7 @@ void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
     before = perf::read_counters(fs, (*setup)->device, (*setup)->port);
   if (auto s = send_frame(sock, proto::to_json(welcome), deadline_in(std::chrono::seconds(5)));
       !s) {
+    if (welcome.cm_token != 0) acceptor->cancel(welcome.cm_token);
     out.outcome = "client went away: " + s.error().message();
     return;
   }
@@ -229,7 +272,7 @@ void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
 
 // One client: its first frame decides what it gets (a doctor report or a test).
 // Returns the session's end line, which the caller logs once the slot is free.
-std::string session(int id, Fd sock, const std::string& peer, const ServerOptions& o,
+std::string session(int id, const Fd& sock, const std::string& peer, const ServerOptions& o,
                     CmAcceptor* acceptor, Log& log) {
   const auto start = Clock::now();
   const Deadline end = start + o.session_timeout;
@@ -283,6 +326,8 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
                        o.bind.empty() ? "all addresses" : o.bind, o.tcp_port, o.max_sessions,
                        cm != nullptr ? ", rdma_cm too" : ""));
   std::list<Running> running;
+  Sockets sockets;
+  Clock::time_point last_accept_error{};
   int next_id = 1;
   int ended = 0;
   auto reap = [&]() {
@@ -300,8 +345,19 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
     reap();
     std::string peer;
     auto conn = tcp_accept(*listener, deadline_in(std::chrono::milliseconds(200)), &peer);
-    if (!conn) continue;  // deadline: look at the stop flag again
-    reap();               // a session that ended while we waited no longer holds a slot
+    if (!conn) {
+      if (conn.error().errnum == ETIMEDOUT) continue;  // look at the stop flag again
+      // Out of descriptors (EMFILE/ENFILE) or another accept failure: the
+      // connection stays queued, so back off instead of spinning, and say so
+      // (at most once a minute).
+      if (Clock::now() - last_accept_error > std::chrono::minutes(1)) {
+        log.line("rdmacheck serve: accepting failed, backing off: " + conn.error().message());
+        last_accept_error = Clock::now();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    reap();  // a session that ended while we waited no longer holds a slot
     const auto active = std::count_if(running.begin(), running.end(),
                                       [](const Running& r) { return !r.done->load(); });
     if (active >= o.max_sessions) {
@@ -313,17 +369,28 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
     auto done = std::make_shared<std::atomic<bool>>(false);
     const int id = next_id++;
     running.push_back(Running{
-        std::thread([id, done, peer, &o, &log, cm, fd = std::move(*conn)]() mutable {
+        std::thread([id, done, peer, &o, &log, &sockets, cm, fd = std::move(*conn)]() mutable {
           std::string end_line;
+          sockets.add(fd.get());
           try {
-            end_line = session(id, std::move(fd), peer, o, cm, log);
+            end_line = session(id, fd, peer, o, cm, log);
           } catch (const std::exception& e) {
             end_line = fmt::format("session {} {} end: internal error: {}", id, peer, e.what());
           }
+          sockets.remove(fd.get());
+          fd = Fd();
           done->store(true);
           log.line(end_line);
         }),
         done});
+  }
+  // A stop (SIGTERM, SIGINT) ends the running sessions now: their sockets
+  // close under them, and each says goodbye through its own error path.
+  if (stop.load()) {
+    if (!running.empty()) {
+      log.line(fmt::format("rdmacheck serve: stopping, ending {} session(s)", running.size()));
+    }
+    sockets.shutdown_all();
   }
   for (auto& r : running) r.thread.join();
   return 0;

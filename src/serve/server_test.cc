@@ -3,13 +3,13 @@
 // device. That the served sessions carry real RDMA is proven in the lab tests.
 #include "serve/server.h"
 
-#include "net/tcp.h"
-
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/socket.h>
 
 #include <thread>
+
+#include "net/tcp.h"
 
 namespace rdmacheck::serve {
 namespace {
@@ -101,7 +101,7 @@ TEST_F(ServerTest, SurvivesGarbageOversizeSilenceAndVanishingClients) {
 
 TEST_F(ServerTest, BusyWhenSessionsAreFull) {
   start(1);
-  Fd first = connect();  // occupies the only session until its handshake deadline
+  Fd first = connect();   // occupies the only session until its handshake deadline
   Fd second = connect();  // accepted after the first (the backlog is FIFO): no room
   auto r = recv_frame(second, deadline_in(5s));
   ASSERT_TRUE(r.ok()) << r.error().message();
@@ -109,6 +109,39 @@ TEST_F(ServerTest, BusyWhenSessionsAreFull) {
   // Once the silent one has timed out, the server serves again.
   ASSERT_TRUE(await_log("deadline reached")) << log_text();
   EXPECT_NE(ask_with_bad_version().find("same rdmacheck version"), std::string::npos);
+}
+
+TEST_F(ServerTest, ClientTextCannotForgeLogLinesOrReachTheTerminal) {
+  start(4);
+  {
+    Fd c = connect();
+    const nlohmann::json evil = {{"type", "x\x1b]0;pwned\x07\nsession 99 forged end: ok"}};
+    ASSERT_TRUE(send_frame(c, evil, deadline_in(2s)).ok());
+    (void)recv_frame(c, deadline_in(2s));  // the refusal
+  }
+  ASSERT_TRUE(await_log("forged end: ok")) << log_text();
+  const std::string log = log_text();
+  EXPECT_EQ(log.find('\x1b'), std::string::npos) << log;
+  EXPECT_EQ(log.find("\nsession 99"), std::string::npos) << log;
+  EXPECT_NE(log.find("\\x1b]0;pwned\\x07\\x0asession 99 forged"), std::string::npos) << log;
+}
+
+TEST_F(ServerTest, AStopEndsRunningSessionsWithinMoments) {
+  o_.handshake_timeout = 60s;  // a silent client would hold its session for a minute
+  start(2);
+  Fd silent = connect();
+  Fd silent2 = connect();
+  // Both are running sessions once a third is refused for room.
+  Fd third = connect();
+  auto r = recv_frame(third, deadline_in(5s));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(proto::error_text(*r), "server busy: too many sessions");
+  const auto t0 = Clock::now();
+  stop_.store(true);
+  thread_.join();
+  EXPECT_LT(Clock::now() - t0, 5s);
+  EXPECT_EQ(rc_, 0);
+  EXPECT_NE(log_text().find("stopping, ending 2 session(s)"), std::string::npos) << log_text();
 }
 
 TEST_F(ServerTest, BindFailureIsReported) {
