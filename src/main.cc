@@ -22,6 +22,7 @@ int run(int argc, char** argv) {
   std::map<std::string, Runner> runners;
   for (const auto& c : rdmacheck::cli::commands()) {
     CLI::App* sub = app.add_subcommand(c.name, c.summary);
+    sub->set_version_flag("-V,--version", rdmacheck::kVersionString);  // as perftest's -V
     runners[c.name] = c.attach(*sub);
   }
   if (argc > 1 && argv[1][0] != '-' && runners.count(argv[1]) == 0) {
@@ -38,7 +39,10 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "rdmacheck: error: %s (see 'rdmacheck --help')\n", e.what());
+    // Point at the help that lists the option: the subcommand's, when there is one.
+    const bool sub = argc > 1 && runners.count(argv[1]) != 0;
+    std::fprintf(stderr, "rdmacheck: error: %s (see 'rdmacheck %s--help')\n", e.what(),
+                 sub ? (std::string(argv[1]) + " ").c_str() : "");
     return 2;
   }
   rdmacheck::cli::install_signal_handlers();

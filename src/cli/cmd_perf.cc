@@ -25,6 +25,7 @@ struct PerfOpts {
   bool all = false;
   uint64_t iterations = 0;
   bool report_gbits = false;
+  bool cpu_freq = false;
   bool json = false;
   double timeout_s = 120;
   uint32_t cq_mod = 0;  // 0: chosen from the tx depth
@@ -42,8 +43,10 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
   app.add_option("-c,--connection", o->transport,
                  "transport: RC, UC (send/write/write_imm) or UD (send only)")
       ->default_val("RC");
-  app.add_option("-s,--size", o->sizes, "message size(s) in bytes, comma-separated")
+  app.add_option("-s,--size", o->sizes,
+                 "message size(s), comma-separated; units as typed: 4k, 1M, 64KiB (all 1024-based)")
       ->delimiter(',')
+      ->transform(CLI::AsSizeValue(false))
       ->check(CLI::Range(1u, proto::kMaxMessageSize));
   app.add_flag("-a,--all", o->all, "every power of two from 2 B to 8 MiB");
   app.add_option(
@@ -74,10 +77,10 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
     app.add_flag("-b,--bidirectional", o->p.spec.bidir,
                  "both hosts send at once (the server runs the same test back); figures are the "
                  "sum of both directions, as perftest's -b");
-    app.add_flag("--report-gbits", o->report_gbits,
+    app.add_flag("--report-gbits,--report_gbits", o->report_gbits,
                  "accepted for perftest compatibility: Gb/s and MiB/s are always both printed");
   } else {
-    app.add_flag("--histogram", o->p.spec.histogram, "print a log2 histogram of the latencies");
+    app.add_flag("-H,--histogram", o->p.spec.histogram, "print a log2 histogram of the latencies");
   }
   app.add_option("-I,--inline-size", o->p.spec.inline_size, "post messages up to N bytes inline")
       ->check(CLI::Range(0u, 1024u))
@@ -85,7 +88,7 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
   app.add_flag("--validate", o->p.spec.validate,
                "fill every message with a per-size pattern and check, on both hosts, that what "
                "landed is exactly what was sent (costs a barrier per size)");
-  app.add_flag("--cpu-util", o->p.spec.cpu_util,
+  app.add_flag("--cpu-util,--cpu_util", o->p.spec.cpu_util,
                "report the CPU time both sides' measuring threads used (busy polling is ~100 %)");
   app.add_flag("-R,--cm", o->p.cm,
                "connect the RC queue pairs through librdmacm (address, route, connect), as "
@@ -95,6 +98,9 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
   app.add_option("--timeout", o->timeout_s, "seconds the whole command may take")
       ->check(CLI::Range(1.0, 86400.0))
       ->default_val(120);
+  app.add_flag("-F,--CPU-freq", o->cpu_freq,
+               "accepted for perftest compatibility and ignored: perftest's flag silences its "
+               "CPU-frequency warning; here 'rdmacheck doctor' reports the governor");
   app.add_flag("--json", o->json, "print the report as JSON");
   app.footer("Exit status: 0 measured, 1 measured with warnings, 2 failed or bad options.");
   return [o, bw]() {

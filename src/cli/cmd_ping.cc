@@ -33,7 +33,8 @@ Runner attach_ping(CLI::App& app) {
   app.add_option("-i,--interval", o->p.interval_s, "seconds between pings")
       ->check(CLI::Range(0.0, 60.0))
       ->default_val(0.2);
-  app.add_option("-s,--size", o->p.size, "message size in bytes")
+  app.add_option("-s,--size", o->p.size, "message size; units as typed: 4k, 1M, 64KiB")
+      ->transform(CLI::AsSizeValue(false))
       ->check(CLI::Range(1u, proto::kMaxMessageSize / 2))
       ->default_val(64);
   app.add_flag("--no-ladder", o->no_ladder,
