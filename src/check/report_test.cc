@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
-#include "testing/schema_refs.h"
 #include "doctor/doctor.h"
 #include "doctor/test_fixture.h"
 #include "testing/schema_check.h"
+#include "testing/schema_refs.h"
 
 namespace rdmacheck::check {
 namespace {

@@ -22,6 +22,12 @@ void add_target_options(CLI::App& app, conn::Target& t, TargetFlags f) {
       ->default_val(proto::kDefaultPort)
       ->check(CLI::Range(1, 65535));
   add_device_options(app, t.dev, f);
+  app.add_option("-T,--tclass", t.traffic_class,
+                 "GRH traffic class of the test's packets, on both hosts' QPs (RoCE v2: DSCP "
+                 "<< 2, e.g. 106 for DSCP 26), as perftest's -T")
+      ->check(CLI::Range(0, 255));
+  app.add_option("-S,--sl", t.sl, "service level of both hosts' QPs, as perftest's -S")
+      ->check(CLI::Range(0, 15));
   if (f.src) {
     app.add_option("--src", t.src, "with --cm: the local address to resolve from (several NICs)");
   }

@@ -88,6 +88,8 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
   eo.access = r.access;
   eo.depth = r.depth;
   eo.inline_size = r.inline_size;
+  eo.traffic_class = static_cast<uint8_t>(t.traffic_class);
+  eo.sl = static_cast<uint8_t>(t.sl);
   const Deadline setup_d = std::min(end, deadline_in(seconds(10)));
   // The server is waiting for a hello: say why none comes.
   auto no_hello = [&](const Error& e) {
@@ -116,6 +118,8 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
   proto::Hello hello;
   hello.test = r.test;
   hello.test.cm = r.cm;
+  hello.test.traffic_class = eo.traffic_class;  // the server's QP carries the same
+  hello.test.sl = eo.sl;
   hello.facts = local_facts(*s.ep);
   hello.qp = local_qp_info(*s.ep);
   auto fail_with = [&](SessionFailure f, bool keep_session) {

@@ -188,6 +188,8 @@ uint32_t random_psn() {
 // Port and GID on ep.verbs (device already chosen).
 Status pick_port_and_gid(Endpoint& ep, const EndpointOptions& o, int port_hint) {
   ep.fs = o.fs;
+  ep.traffic_class = o.traffic_class;
+  ep.sl = o.sl;
   ep.device = ibv_get_device_name(ep.verbs->device);
   auto dev = candidate_of(ep.verbs);
   if (!dev) return dev.error();
@@ -300,6 +302,8 @@ proto::HostFacts local_facts(const Endpoint& ep) {
   f.active_mtu = verbs::mtu_bytes(ep.port_attr.active_mtu);
   f.rate_gbps = port_rate_gbps(ep.port_attr);
   f.netdev = ep.netdev;
+  f.traffic_class = ep.traffic_class;
+  f.sl = ep.sl;
   if (!ep.netdev.empty()) {
     f.netdev_mtu =
         std::atoi(ep.fs.read_line("/sys/class/net/" + ep.netdev + "/mtu").value_or("0").c_str());
@@ -359,6 +363,8 @@ Status connect_qp(Endpoint& ep, const proto::QpInfo& peer, int peer_mtu, const v
     ah.grh.dgid = *gid;
     ah.grh.sgid_index = static_cast<uint8_t>(ep.gid_index);
     ah.grh.hop_limit = 64;
+    ah.grh.traffic_class = ep.traffic_class;
+    ah.sl = ep.sl;
     ah.dlid = peer.lid;
     ah.port_num = ep.port;
     auto created = verbs::create_ah(ep.pd.get(), ah);
@@ -366,15 +372,26 @@ Status connect_qp(Endpoint& ep, const proto::QpInfo& peer, int peer_mtu, const v
     ep.ah = std::move(*created);
     return ok_status();
   }
-  verbs::PathParams path{ep.port, ep.gid_index, static_cast<ibv_mtu>(mtu_enum),
-                         ep.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET};
+  const verbs::PathParams path{ep.port, ep.gid_index, static_cast<ibv_mtu>(mtu_enum),
+                               ep.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET,
+                               ep.traffic_class, ep.sl};
   verbs::RemoteQp remote{peer.qpn, peer.psn, *gid, peer.lid};
+  // What the QP really carries, as the device reports it after RTR.
+  auto read_back = [&ep]() {
+    ibv_qp_attr attr{};
+    ibv_qp_init_attr init{};
+    if (ibv_query_qp(ep.qp.get(), &attr, IBV_QP_AV, &init) == 0) {
+      ep.traffic_class = attr.ah_attr.grh.traffic_class;
+      ep.sl = attr.ah_attr.sl;
+    }
+  };
   if (ep.qp->qp_type == IBV_QPT_UC) {
     if (auto s = timed_step(timeline, "RTR",
                             [&] { return verbs::uc_to_rtr(ep.qp.get(), path, remote); });
         !s) {
       return s;
     }
+    read_back();
     return timed_step(timeline, "RTS", [&] { return verbs::uc_to_rts(ep.qp.get(), ep.psn); });
   }
   // As many reads in flight as both devices allow, as perftest does: the
@@ -389,6 +406,7 @@ Status connect_qp(Endpoint& ep, const proto::QpInfo& peer, int peer_mtu, const v
       !s) {
     return s;
   }
+  read_back();
   return timed_step(timeline, "RTS", [&] { return verbs::to_rts(ep.qp.get(), ep.psn, rt); });
 }
 

@@ -31,6 +31,8 @@ struct EndpointOptions {
   int access = 0;             // remote access flags of the buffer
   uint32_t depth = 1;         // receive work requests kept posted
   uint32_t inline_size = 0;   // largest message posted inline (bw/lat)
+  uint8_t traffic_class = 0;  // GRH traffic class of our packets (-T)
+  uint8_t sl = 0;             // service level (-S)
 };
 
 struct AlignedFree {
@@ -61,6 +63,8 @@ struct Endpoint {
   std::string netdev;  // the netdev the GID belongs to (RoCE)
   ibv_port_attr port_attr{};
   size_t half = 0;                    // size of each buffer half
+  uint8_t traffic_class = 0;          // asked for (EndpointOptions); the QP's own after RTR
+  uint8_t sl = 0;
   std::vector<std::string> warnings;  // e.g. a forced GID that looks wrong
   uint32_t psn = 0;
   uint32_t qkey = 0;

@@ -66,18 +66,16 @@ std::string format_text(const PingReport& r) {
   out += fmt::format("PING {} port {}: {} {} of {} bytes\n", o.target.host, o.target.tcp_port,
                      o.transport == proto::Transport::kUd ? "UD" : "RC",
                      o.write ? "RDMA write" : "send", o.size);
-  if (r.obs.local) {
-    const auto& l = *r.obs.local;
-    out += fmt::format("  local : {} {} port {} GID[{}] {} {} mtu {} netdev {} (mtu {})\n",
-                       l.hostname, l.device, l.port, l.gid_index, l.gid_type, l.gid, l.active_mtu,
-                       l.netdev.empty() ? "-" : l.netdev, l.netdev_mtu);
-  }
-  if (r.obs.peer) {
-    const auto& p = *r.obs.peer;
-    out += fmt::format("  peer  : {} {} port {} GID[{}] {} {} mtu {} netdev {} (mtu {})\n",
-                       p.hostname, p.device, p.port, p.gid_index, p.gid_type, p.gid, p.active_mtu,
-                       p.netdev.empty() ? "-" : p.netdev, p.netdev_mtu);
-  }
+  auto facts_line = [&](const char* side, const proto::HostFacts& f) {
+    out += fmt::format("  {:<5} : {} {} port {} GID[{}] {} {} mtu {} netdev {} (mtu {}){}\n", side,
+                       f.hostname, f.device, f.port, f.gid_index, f.gid_type, f.gid, f.active_mtu,
+                       f.netdev.empty() ? "-" : f.netdev, f.netdev_mtu,
+                       f.traffic_class != 0 || f.sl != 0
+                           ? fmt::format(" tclass {} sl {}", f.traffic_class, f.sl)
+                           : "");
+  };
+  if (r.obs.local) facts_line("local", *r.obs.local);
+  if (r.obs.peer) facts_line("peer", *r.obs.peer);
   for (const auto& w : r.warnings) out += "  warning: " + w + "\n";
   out += fmt::format("  QP timeline here : {}\n", timeline_text(r.local_timeline));
   out += fmt::format("  QP timeline peer : {}\n", timeline_text(r.peer_timeline));

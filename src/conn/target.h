@@ -26,6 +26,9 @@ struct Target {
   uint16_t tcp_port = proto::kDefaultPort;
   DeviceChoice dev;
   std::string src;  // --cm: the local address rdma_cm resolves from ("" = routing picks)
+  // -T / -S: the priority the test's packets carry; the server's QP uses the same.
+  int traffic_class = 0;  // 0..255 (int, not uint8_t: CLI11 would read "-T 3" as the character '3')
+  int sl = 0;             // 0..15
 };
 
 }  // namespace rdmacheck::conn

@@ -127,10 +127,13 @@ std::string format_text(const json& d) {
   for (const char* side : {"local", "peer"}) {
     const json& f = d[side];
     if (f.is_null()) continue;
-    out += fmt::format("  {:<5} : {} {} port {} GID[{}] {} mtu {}\n", side,
+    const int tclass = f.value("traffic_class", 0);
+    const int sl = f.value("sl", 0);
+    out += fmt::format("  {:<5} : {} {} port {} GID[{}] {} mtu {}{}\n", side,
                        f["hostname"].get<std::string>(), f["device"].get<std::string>(),
                        f["port"].get<int>(), f["gid_index"].get<int>(),
-                       f["gid_type"].get<std::string>(), f["active_mtu"].get<int>());
+                       f["gid_type"].get<std::string>(), f["active_mtu"].get<int>(),
+                       tclass != 0 || sl != 0 ? fmt::format(" tclass {} sl {}", tclass, sl) : "");
   }
   if (!d["placement"]["note"].get<std::string>().empty()) {
     out += "  cpu   : " + d["placement"]["note"].get<std::string>() + "\n";

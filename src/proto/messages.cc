@@ -192,6 +192,9 @@ HostFacts read_facts(Fields& parent, const json* j) {
   f.netdev_mtu = r.integer<int>("netdev_mtu", 0, 65536);
   f.rate_gbps = r.number("rate_gbps", 0, 1e5);
   f.netdev = r.text("netdev");
+  // Added after protocol version 1 shipped: absent means 0.
+  if (j->contains("traffic_class")) f.traffic_class = r.integer<int>("traffic_class", 0, 255);
+  if (j->contains("sl")) f.sl = r.integer<int>("sl", 0, 15);
   parent.merge(r.error());
   return f;
 }
@@ -304,7 +307,8 @@ json to_json(const HostFacts& f) {
   return {{"hostname", f.hostname},   {"version", f.version},       {"device", f.device},
           {"port", f.port},           {"gid_index", f.gid_index},   {"gid", f.gid},
           {"gid_type", f.gid_type},   {"active_mtu", f.active_mtu}, {"netdev_mtu", f.netdev_mtu},
-          {"rate_gbps", f.rate_gbps}, {"netdev", f.netdev}};
+          {"rate_gbps", f.rate_gbps}, {"netdev", f.netdev},         {"traffic_class", f.traffic_class},
+          {"sl", f.sl}};
 }
 
 json to_json(const std::vector<Step>& steps) {
@@ -320,7 +324,8 @@ json to_json(const std::vector<Step>& steps) {
 json to_json(const Hello& m) {
   json test = {{"kind", name_of(m.test.kind)}, {"transport", name_of(m.test.transport)},
                {"op", name_of(m.test.op)},     {"max_size", m.test.max_size},
-               {"depth", m.test.depth},        {"cm", m.test.cm}};
+               {"depth", m.test.depth},        {"cm", m.test.cm},
+               {"traffic_class", m.test.traffic_class}, {"sl", m.test.sl}};
   if (m.test.perf) {
     const PerfParams& p = *m.test.perf;
     test["perf"] = {{"sizes", p.sizes},
@@ -412,6 +417,10 @@ Result<Hello> parse_hello(const json& j) {
     m.test.op = tr.one_of("op", Op::kSend);
     m.test.max_size = tr.integer<uint32_t>("max_size", 1, kMaxMessageSize);
     m.test.depth = tr.integer<uint32_t>("depth", 1, kMaxDepth);
+    if (t->contains("traffic_class")) {
+      m.test.traffic_class = tr.integer<uint8_t>("traffic_class", 0, 255);
+    }
+    if (t->contains("sl")) m.test.sl = tr.integer<uint8_t>("sl", 0, 15);
     const auto cm = t->find("cm");
     m.test.cm = cm != t->end() && cm->is_boolean() && cm->get<bool>();
     const bool perf = m.test.kind != TestKind::kPing;

@@ -34,6 +34,10 @@ struct HostFacts {
   int netdev_mtu = 0;    // bytes, 0 when unknown
   double rate_gbps = 0;
   std::string netdev;
+  // The priority of the test's packets: the QP's address vector as the device
+  // reports it after RTR (what was asked for before that).
+  int traffic_class = 0;
+  int sl = 0;
 };
 
 struct QpInfo {
@@ -71,6 +75,8 @@ struct TestSpec {
   uint32_t max_size = 0;           // bytes
   uint32_t depth = 1;              // receive buffers to keep posted
   bool cm = false;                 // connect through librdmacm instead of the TCP exchange
+  uint8_t traffic_class = 0;       // -T: both QPs' GRH traffic class
+  uint8_t sl = 0;                  // -S: both QPs' service level
   std::optional<PerfParams> perf;  // present exactly when kind is bw or lat
 };
 

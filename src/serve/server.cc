@@ -177,6 +177,8 @@ conn::EndpointOptions endpoint_options(const proto::Hello& hello, const ServerOp
   // only what an RDMA-write echo needs.
   eo.access = proto::info(hello.test.op).remote_access;
   eo.depth = hello.test.depth;
+  eo.traffic_class = hello.test.traffic_class;  // the client's priority, both ways
+  eo.sl = hello.test.sl;
   if (const auto& p = hello.test.perf) {
     // -b: our queue also carries the test towards the client.
     if (p->bidir) eo.depth = std::max(eo.depth, p->tx_depth);

@@ -21,7 +21,9 @@ struct PathParams {
   uint8_t port = 1;
   int sgid_index = 0;
   ibv_mtu mtu = IBV_MTU_1024;
-  bool global = true;  // RoCE always needs the GRH
+  bool global = true;         // RoCE always needs the GRH
+  uint8_t traffic_class = 0;  // GRH traffic class (RoCE v2: DSCP << 2 | ECN), perftest's -T
+  uint8_t sl = 0;             // service level (InfiniBand VL mapping), perftest's -S
 };
 
 // Reliability knobs of an RC QP. retry_cnt and rnr_retry are capped at 6: the

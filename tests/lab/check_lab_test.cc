@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <fstream>
 
-#include "testing/schema_refs.h"
 #include "lab/lab_harness.h"
 #include "testing/schema_check.h"
+#include "testing/schema_refs.h"
 
 namespace rdmacheck::labtest {
 namespace {
