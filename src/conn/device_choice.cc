@@ -43,7 +43,8 @@ std::string text(const Raw& g) {
 }  // namespace
 
 Result<DevicePort> choose_device_port(const std::vector<DeviceCandidate>& devices,
-                                      const DeviceChoice& forced) {
+                                      const DeviceChoice& forced,
+                                      const std::string& local_address) {
   auto port_of = [&](const DeviceCandidate& d) -> Result<int> {
     const int n = static_cast<int>(d.ports.size());
     if (forced.ib_port > 0) {
@@ -63,22 +64,41 @@ Result<DevicePort> choose_device_port(const std::vector<DeviceCandidate>& device
       if (d.name != forced.device) continue;
       auto p = port_of(d);
       if (!p) return p.error();
-      return DevicePort{d.name, *p};
+      return DevicePort{d.name, *p, "forced with -d"};
     }
     return plain_error("device", fmt::format("no RDMA device named '{}'", forced.device));
+  }
+  // The NIC the kernel routes to the peer through: the one carrying our source address.
+  if (const auto want = raw_of_address(local_address)) {
+    std::optional<DevicePort> inactive;
+    for (const auto& d : devices) {
+      for (const auto& c : d.ports) {
+        if (forced.ib_port > 0 && c.port != forced.ib_port) continue;
+        const bool carries = std::any_of(c.gids.begin(), c.gids.end(), [&](const GidCandidate& g) {
+          return g.raw == *want && g.type != GidType::kRoceV1;
+        });
+        if (!carries) continue;
+        const std::string why = fmt::format(
+            "its GID table carries {}, the address this host reaches the peer from", local_address);
+        if (c.active) return DevicePort{d.name, c.port, why};
+        if (!inactive) inactive = DevicePort{d.name, c.port, why + " (the port is not ACTIVE)"};
+      }
+    }
+    if (inactive) return *inactive;
   }
   for (const auto& d : devices) {
     auto p = port_of(d);
     if (!p) continue;
     for (const auto& c : d.ports) {
-      if (c.port == *p && c.active) return DevicePort{d.name, *p};
+      if (c.port == *p && c.active) return DevicePort{d.name, *p, "the first ACTIVE port"};
     }
   }
-  if (devices.empty())
+  if (devices.empty()) {
     return plain_error("device", "no RDMA device found (see 'rdmacheck devices')");
+  }
   auto p = port_of(devices.front());
   if (!p) return p.error();
-  return DevicePort{devices.front().name, *p};
+  return DevicePort{devices.front().name, *p, "no ACTIVE port: the first device"};
 }
 
 Result<GidChoice> choose_gid(const std::vector<GidCandidate>& gids, bool ethernet, int forced,
@@ -138,7 +158,8 @@ std::vector<DeviceCandidate> device_candidates(const std::vector<DeviceInfo>& de
   std::vector<DeviceCandidate> out;
   for (const auto& d : devices) {
     DeviceCandidate c{d.name, {}};
-    for (const auto& p : d.ports) c.ports.push_back(PortCandidate{p.port, p.state == 4});
+    for (const auto& p : d.ports)
+      c.ports.push_back(PortCandidate{p.port, p.state == 4, gid_candidates(p)});
     out.push_back(std::move(c));
   }
   return out;

@@ -15,9 +15,16 @@
 
 namespace rdmacheck::conn {
 
+struct GidCandidate {
+  int index = 0;
+  std::array<uint8_t, 16> raw{};
+  GidType type = GidType::kUnknown;
+};
+
 struct PortCandidate {
   int port = 1;
   bool active = false;
+  std::vector<GidCandidate> gids;  // the valid entries (may be left empty)
 };
 
 struct DeviceCandidate {
@@ -28,18 +35,18 @@ struct DeviceCandidate {
 struct DevicePort {
   std::string device;
   int port = 1;
+  std::string why;  // how it was chosen, for the report
 };
 
-// The forced device (must exist) or the first with an ACTIVE port (that port,
-// unless one is forced), else the first device's first port.
+// The forced device (-d, must exist); else the device and port whose GID
+// table carries LOCAL_ADDRESS, the address this host reaches the peer from
+// (the kernel chose it by its routes: on a host with several NICs that is the
+// NIC towards the peer, whatever order the devices were created in); else the
+// first ACTIVE port of any device; else the first device's first port. A
+// forced --ib-port narrows each step to that port.
 Result<DevicePort> choose_device_port(const std::vector<DeviceCandidate>& devices,
-                                      const DeviceChoice& forced);
-
-struct GidCandidate {
-  int index = 0;
-  std::array<uint8_t, 16> raw{};
-  GidType type = GidType::kUnknown;
-};
+                                      const DeviceChoice& forced,
+                                      const std::string& local_address = "");
 
 struct GidChoice {
   int index = 0;

@@ -3,7 +3,10 @@
 // documented layouts, see tests/fixtures/README.md).
 #include "conn/device_choice.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 namespace rdmacheck::conn {
 namespace {
@@ -85,6 +88,78 @@ TEST(DeviceChoice, AnActiveDeviceWinsOverAnEarlierDownOne) {
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->device, "mlx5_1");
   EXPECT_FALSE(choose_device_port({}, DeviceChoice{}).ok());
+}
+
+// Hosts with several NICs, as the multi-NIC field notes describe them: the
+// GID tables are written out here (RoCE v2 entries of the IPv4-mapped and
+// IPv6 addresses each NIC carries).
+GidCandidate v2(int index, const std::string& address) {
+  GidCandidate g;
+  g.index = index;
+  g.type = GidType::kRoceV2;
+  in6_addr a6{};
+  in_addr a4{};
+  if (inet_pton(AF_INET, address.c_str(), &a4) == 1) {
+    g.raw[10] = g.raw[11] = 0xff;
+    std::memcpy(&g.raw[12], &a4, 4);
+  } else if (inet_pton(AF_INET6, address.c_str(), &a6) == 1) {
+    std::memcpy(g.raw.data(), &a6, 16);
+  }
+  return g;
+}
+
+DeviceCandidate nic(const std::string& name, bool active, std::vector<GidCandidate> gids) {
+  return DeviceCandidate{name, {PortCandidate{1, active, std::move(gids)}}};
+}
+
+TEST(DeviceChoice, TheNicThatCarriesTheSourceAddressWinsWhateverTheOrder) {
+  // mlx5_0 is on the storage network, mlx5_1 on the one towards the peer.
+  const std::vector<DeviceCandidate> devs = {
+      nic("mlx5_0", true, {v2(0, "fe80::1"), v2(1, "10.1.0.5")}),
+      nic("mlx5_1", true, {v2(0, "fe80::2"), v2(1, "10.2.0.5")}),
+  };
+  auto p = choose_device_port(devs, DeviceChoice{}, "10.2.0.5");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->device, "mlx5_1");
+  EXPECT_NE(p->why.find("carries 10.2.0.5"), std::string::npos) << p->why;
+  // Reversed creation order, same answer.
+  const std::vector<DeviceCandidate> reversed = {devs[1], devs[0]};
+  EXPECT_EQ(choose_device_port(reversed, DeviceChoice{}, "10.1.0.5")->device, "mlx5_0");
+  // No NIC carries the address (a route through a plain Ethernet NIC): the first ACTIVE one.
+  p = choose_device_port(devs, DeviceChoice{}, "192.0.2.7");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->device, "mlx5_0");
+  EXPECT_EQ(p->why, "the first ACTIVE port");
+}
+
+TEST(DeviceChoice, FourNicsIpv6AndADuplicateSubnet) {
+  // Two NICs in the same subnet (a classic cause of asymmetric routes): the
+  // kernel's source address still names one of them.
+  const std::vector<DeviceCandidate> devs = {
+      nic("rxe0", false, {v2(1, "198.18.0.1")}),
+      nic("rxe1", true, {v2(1, "198.18.1.1"), v2(2, "2001:db8:1::1")}),
+      nic("rxe2", true, {v2(1, "198.18.2.1")}),
+      nic("rxe3", true, {v2(1, "198.18.2.9")}),
+  };
+  EXPECT_EQ(choose_device_port(devs, DeviceChoice{}, "2001:db8:1::1")->device, "rxe1");
+  EXPECT_EQ(choose_device_port(devs, DeviceChoice{}, "198.18.2.9")->device, "rxe3");
+  EXPECT_EQ(choose_device_port(devs, DeviceChoice{}, "198.18.2.1")->device, "rxe2");
+  // The NIC that carries the address is DOWN: still that one (the report says
+  // why nothing passes) rather than another NIC that cannot reach the peer.
+  auto p = choose_device_port(devs, DeviceChoice{}, "198.18.0.1");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->device, "rxe0");
+  EXPECT_NE(p->why.find("not ACTIVE"), std::string::npos);
+  // -d still wins over the route.
+  EXPECT_EQ(choose_device_port(devs, DeviceChoice{"rxe2", 0, -1}, "198.18.1.1")->device, "rxe2");
+}
+
+TEST(DeviceChoice, ACapturedRxeHostIsChosenByItsAddress) {
+  const auto devs = device_candidates(devices("rxe-lab-h1"));
+  auto p = choose_device_port(devs, DeviceChoice{}, "198.18.0.1");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->device, "rxe0");
+  EXPECT_NE(p->why.find("carries 198.18.0.1"), std::string::npos) << p->why;
 }
 
 }  // namespace

@@ -46,30 +46,55 @@ GidType gid_type_of(uint32_t t) {
   }
 }
 
+// Every valid GID of every port of the device, in one call.
+Result<std::vector<ibv_gid_entry>> all_gids(ibv_context* ctx) {
+  ibv_device_attr da{};
+  if (int rc = ibv_query_device(ctx, &da); rc != 0) {
+    return code_error("ibv_query_device", rc, ibv_get_device_name(ctx->device));
+  }
+  size_t slots = 0;
+  for (int p = 1; p <= da.phys_port_cnt; ++p) {
+    if (auto attr = verbs::query_port(ctx, static_cast<uint8_t>(p))) {
+      slots += static_cast<size_t>(attr->gid_tbl_len);
+    }
+  }
+  return verbs::query_gid_table(ctx, slots);
+}
+
+GidCandidate gid_candidate(const ibv_gid_entry& e) {
+  GidCandidate c{static_cast<int>(e.gid_index), {}, gid_type_of(e.gid_type)};
+  std::copy(std::begin(e.gid.raw), std::end(e.gid.raw), c.raw.begin());
+  return c;
+}
+
 // What the device reports, for choose_device_port (device_choice.h).
 Result<DeviceCandidate> candidate_of(ibv_context* ctx) {
   DeviceCandidate c{ibv_get_device_name(ctx->device), {}};
   ibv_device_attr da{};
   if (int rc = ibv_query_device(ctx, &da); rc != 0)
     return code_error("ibv_query_device", rc, c.name);
+  auto gids = all_gids(ctx);
   for (int p = 1; p <= da.phys_port_cnt; ++p) {
     auto attr = verbs::query_port(ctx, static_cast<uint8_t>(p));
-    c.ports.push_back(PortCandidate{p, attr && attr->state == IBV_PORT_ACTIVE});
+    PortCandidate port{p, attr && attr->state == IBV_PORT_ACTIVE, {}};
+    for (const auto& e : gids ? *gids : std::vector<ibv_gid_entry>{}) {
+      if (static_cast<int>(e.port_num) == p) port.gids.push_back(gid_candidate(e));
+    }
+    c.ports.push_back(std::move(port));
   }
   return c;
 }
 
 // The port's GID table as the device reports it, then choose_gid.
 Status pick_gid(Endpoint& ep, const EndpointOptions& o) {
+  auto table = all_gids(ep.verbs);
+  if (!table) return table.error();
   std::vector<GidCandidate> gids;
   std::vector<ibv_gid_entry> entries;
-  for (int i = 0; i < ep.port_attr.gid_tbl_len; ++i) {
-    auto e = verbs::query_gid(ep.verbs, ep.port, i);
-    if (!e) continue;
-    GidCandidate c{i, {}, gid_type_of(e->gid_type)};
-    std::copy(std::begin(e->gid.raw), std::end(e->gid.raw), c.raw.begin());
-    gids.push_back(c);
-    entries.push_back(*e);
+  for (const auto& e : *table) {
+    if (e.port_num != ep.port) continue;
+    gids.push_back(gid_candidate(e));
+    entries.push_back(e);
   }
   auto choice =
       choose_gid(gids, ep.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET, o.dev.gid_index,
@@ -267,7 +292,7 @@ Result<Endpoint> open_device_only(const EndpointOptions& o) {
     if (!ctx) continue;
     if (auto c = candidate_of(ctx->get())) devices.push_back(std::move(*c));
   }
-  auto chosen = choose_device_port(devices, o.dev);
+  auto chosen = choose_device_port(devices, o.dev, o.local_address);
   if (!chosen) return chosen.error();
   ibv_device* dev = list->find(chosen->device);
   if (dev == nullptr)
@@ -278,6 +303,7 @@ Result<Endpoint> open_device_only(const EndpointOptions& o) {
   ep.ctx = std::move(*ctx);
   ep.verbs = ep.ctx.get();
   if (auto s = pick_port_and_gid(ep, o, chosen->port); !s) return s.error();
+  ep.choice = chosen->device + " port " + std::to_string(chosen->port) + ": " + chosen->why;
   return ep;
 }
 
@@ -304,6 +330,7 @@ proto::HostFacts local_facts(const Endpoint& ep) {
   f.netdev = ep.netdev;
   f.traffic_class = ep.traffic_class;
   f.sl = ep.sl;
+  f.choice = ep.choice;
   if (!ep.netdev.empty()) {
     f.netdev_mtu =
         std::atoi(ep.fs.read_line("/sys/class/net/" + ep.netdev + "/mtu").value_or("0").c_str());
@@ -372,9 +399,12 @@ Status connect_qp(Endpoint& ep, const proto::QpInfo& peer, int peer_mtu, const v
     ep.ah = std::move(*created);
     return ok_status();
   }
-  const verbs::PathParams path{ep.port, ep.gid_index, static_cast<ibv_mtu>(mtu_enum),
+  const verbs::PathParams path{ep.port,
+                               ep.gid_index,
+                               static_cast<ibv_mtu>(mtu_enum),
                                ep.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET,
-                               ep.traffic_class, ep.sl};
+                               ep.traffic_class,
+                               ep.sl};
   verbs::RemoteQp remote{peer.qpn, peer.psn, *gid, peer.lid};
   // What the QP really carries, as the device reports it after RTR.
   auto read_back = [&ep]() {

@@ -62,10 +62,11 @@ struct Endpoint {
   std::string gid_type;
   std::string netdev;  // the netdev the GID belongs to (RoCE)
   ibv_port_attr port_attr{};
-  size_t half = 0;                    // size of each buffer half
-  uint8_t traffic_class = 0;          // asked for (EndpointOptions); the QP's own after RTR
+  size_t half = 0;            // size of each buffer half
+  uint8_t traffic_class = 0;  // asked for (EndpointOptions); the QP's own after RTR
   uint8_t sl = 0;
   std::vector<std::string> warnings;  // e.g. a forced GID that looks wrong
+  std::string choice;                 // which device and port, and why ("rxe1 port 1: ...")
   uint32_t psn = 0;
   uint32_t qkey = 0;
   unsigned unacked_events = 0;

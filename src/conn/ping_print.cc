@@ -76,6 +76,9 @@ std::string format_text(const PingReport& r) {
   };
   if (r.obs.local) facts_line("local", *r.obs.local);
   if (r.obs.peer) facts_line("peer", *r.obs.peer);
+  if (r.obs.local && !r.obs.local->choice.empty()) {
+    out += "  chosen: " + r.obs.local->choice + "\n";
+  }
   for (const auto& w : r.warnings) out += "  warning: " + w + "\n";
   out += fmt::format("  QP timeline here : {}\n", timeline_text(r.local_timeline));
   out += fmt::format("  QP timeline peer : {}\n", timeline_text(r.peer_timeline));

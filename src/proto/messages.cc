@@ -195,6 +195,7 @@ HostFacts read_facts(Fields& parent, const json* j) {
   // Added after protocol version 1 shipped: absent means 0.
   if (j->contains("traffic_class")) f.traffic_class = r.integer<int>("traffic_class", 0, 255);
   if (j->contains("sl")) f.sl = r.integer<int>("sl", 0, 15);
+  if (j->contains("choice")) f.choice = r.text("choice");
   parent.merge(r.error());
   return f;
 }
@@ -304,11 +305,20 @@ json error_message(const std::string& text) {
 }
 
 json to_json(const HostFacts& f) {
-  return {{"hostname", f.hostname},   {"version", f.version},       {"device", f.device},
-          {"port", f.port},           {"gid_index", f.gid_index},   {"gid", f.gid},
-          {"gid_type", f.gid_type},   {"active_mtu", f.active_mtu}, {"netdev_mtu", f.netdev_mtu},
-          {"rate_gbps", f.rate_gbps}, {"netdev", f.netdev},         {"traffic_class", f.traffic_class},
-          {"sl", f.sl}};
+  return {{"hostname", f.hostname},
+          {"version", f.version},
+          {"device", f.device},
+          {"port", f.port},
+          {"gid_index", f.gid_index},
+          {"gid", f.gid},
+          {"gid_type", f.gid_type},
+          {"active_mtu", f.active_mtu},
+          {"netdev_mtu", f.netdev_mtu},
+          {"rate_gbps", f.rate_gbps},
+          {"netdev", f.netdev},
+          {"traffic_class", f.traffic_class},
+          {"sl", f.sl},
+          {"choice", f.choice}};
 }
 
 json to_json(const std::vector<Step>& steps) {
@@ -322,10 +332,14 @@ json to_json(const std::vector<Step>& steps) {
 }
 
 json to_json(const Hello& m) {
-  json test = {{"kind", name_of(m.test.kind)}, {"transport", name_of(m.test.transport)},
-               {"op", name_of(m.test.op)},     {"max_size", m.test.max_size},
-               {"depth", m.test.depth},        {"cm", m.test.cm},
-               {"traffic_class", m.test.traffic_class}, {"sl", m.test.sl}};
+  json test = {{"kind", name_of(m.test.kind)},
+               {"transport", name_of(m.test.transport)},
+               {"op", name_of(m.test.op)},
+               {"max_size", m.test.max_size},
+               {"depth", m.test.depth},
+               {"cm", m.test.cm},
+               {"traffic_class", m.test.traffic_class},
+               {"sl", m.test.sl}};
   if (m.test.perf) {
     const PerfParams& p = *m.test.perf;
     test["perf"] = {{"sizes", p.sizes},

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -108,6 +109,17 @@ Result<ibv_gid_entry> query_gid(ibv_context* ctx, uint8_t port, int index) {
         fmt::format("{} port {} index {}", ibv_get_device_name(ctx->device), port, index));
   }
   return e;
+}
+
+Result<std::vector<ibv_gid_entry>> query_gid_table(ibv_context* ctx, size_t max_entries) {
+  std::vector<ibv_gid_entry> entries(std::max<size_t>(max_entries, 1));
+  const ssize_t n = ibv_query_gid_table(ctx, entries.data(), entries.size(), 0);
+  if (n < 0) {
+    return code_error("ibv_query_gid_table", static_cast<int>(-n),
+                      ibv_get_device_name(ctx->device));
+  }
+  entries.resize(static_cast<size_t>(n));
+  return entries;
 }
 
 int mtu_bytes(ibv_mtu mtu) {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "base/result.h"
 
@@ -67,6 +68,9 @@ Result<QpPtr> create_qp(ibv_pd* pd, ibv_qp_init_attr& attr);
 Result<AhPtr> create_ah(ibv_pd* pd, ibv_ah_attr& attr);
 Result<ibv_port_attr> query_port(ibv_context* ctx, uint8_t port);
 Result<ibv_gid_entry> query_gid(ibv_context* ctx, uint8_t port, int index);
+// Every valid GID of every port in one call (ibv_query_gid_table), for
+// choosing among devices without walking 1024-entry tables one by one.
+Result<std::vector<ibv_gid_entry>> query_gid_table(ibv_context* ctx, size_t max_entries);
 
 // Path MTU enum <-> bytes (IBV_MTU_1024 <-> 1024); 0 / nullopt for invalid values.
 int mtu_bytes(ibv_mtu mtu);
