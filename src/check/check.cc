@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "conn/tcp_probe.h"
 #include "doctor/doctor.h"
 #include "doctor/sources.h"
 #include "net/tcp.h"
@@ -57,6 +58,38 @@ std::optional<proto::DoctorReport> ask_peer_doctor(const CheckOptions& o, Deadli
 void finish_layer(LayerReport& l, Clock::time_point t0) {
   l.status = status_of(l.findings);
   l.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// UD has no retransmission: when the RC ping to the same peer got through,
+// UD datagrams that never came back are not proof of a dead path.
+void soften_ud_failure(const conn::PingReport& rc, std::vector<Finding>& ud_findings) {
+  if (rc.options.transport != proto::Transport::kRc || rc.obs.failed != conn::Stage::kDone) return;
+  for (auto& f : ud_findings) {
+    if (f.severity != Severity::kFail) continue;
+    f.severity = Severity::kWarn;
+    f.evidence.push_back(
+        fmt::format("the RC ping to the same peer passed ({}/{}): RC traffic "
+                    "gets through, only UD did not",
+                    rc.stats.received, rc.stats.sent));
+  }
+}
+
+// The TCP probe as evidence: clean TCP beside failing RoCE points at
+// something that treats RoCE (UDP 4791) alone; loss on both is the path.
+void add_tcp_evidence(const conn::TcpProbeReport& tcp, std::vector<Finding>& fs) {
+  if (!tcp.connected) return;
+  for (auto& f : fs) {
+    if (f.severity != Severity::kFail && f.id != "roce-loss") continue;
+    if (!tcp.lossy()) {
+      f.evidence.push_back(conn::describe(tcp) +
+                           ": TCP between the same addresses is clean, so the path itself "
+                           "carries packets; what is lost is RoCE");
+    } else {
+      f.evidence.push_back(conn::describe(tcp) +
+                           ": TCP between the same addresses loses packets too, so the loss is "
+                           "on the path, not RoCE alone");
+    }
+  }
 }
 
 void not_run(CheckReport& r, size_t from, const std::string& why) {
@@ -158,11 +191,16 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
   std::vector<conn::PingOptions> pings;
   conn::PingOptions rc;
   rc.target = o.target;
-  rc.count = 5;
-  rc.interval_s = 0.05;
+  // Rates, not single shots: enough probes to tell 0 %, a few percent and
+  // 100 % apart. RC retransmits, so its probes show loss as ACK timeouts;
+  // UD's show the raw datagram loss.
+  rc.count = 30;
+  rc.interval_s = 0;
   pings.push_back(rc);
   conn::PingOptions ud = rc;
   ud.transport = proto::Transport::kUd;
+  ud.count = 100;
+  ud.ladder_tries = 5;
   pings.push_back(ud);
   if (o.cm) {
     conn::PingOptions cm = rc;
@@ -174,15 +212,26 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
     if (expired(fmt::format("the {} ping", p.cm ? "rdma_cm" : name_of(p.transport)))) break;
     p.timeout = std::min(milliseconds(15000), milliseconds(std::max(ms_left(end), 1)));
     r.pings.push_back(conn::run_ping(p));
-    const auto& rep = r.pings.back();
+    auto& rep = r.pings.back();
     if (!r.local && rep.obs.local) r.local = rep.obs.local;
     if (!r.peer && rep.obs.peer) r.peer = rep.obs.peer;
+    if (rep.obs.failed == conn::Stage::kTraffic && !p.cm && p.transport == proto::Transport::kUd) {
+      soften_ud_failure(r.pings.front(), rep.findings);
+    }
     for (auto f : rep.findings) merge(layer(r, Layer::kConnection), std::move(f));
     for (const auto& w : rep.warnings) {
       Finding f{"ping-warning", Severity::kWarn, Layer::kConnection, w};
       merge(layer(r, Layer::kConnection), std::move(f));
     }
     if (rep.obs.failed != conn::Stage::kDone) break;  // the first failure says enough
+  }
+  if (!expired("the TCP reference probe")) {
+    conn::TcpProbeOptions tp;
+    tp.host = o.target.host;
+    tp.tcp_port = o.target.tcp_port;
+    tp.timeout = std::min(milliseconds(5000), milliseconds(std::max(ms_left(end), 1)));
+    r.tcp_probe = conn::run_tcp_probe(tp);
+    add_tcp_evidence(*r.tcp_probe, layer(r, Layer::kConnection).findings);
   }
   if (r.local && r.peer) {
     for (auto& f : compare_hosts(*r.local, *r.peer, o.target.host)) {
@@ -210,15 +259,39 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
     return done();
   }
   auto t3 = Clock::now();
-  for (const auto& spec : perf_plan(o)) {
+  // Under loss every lost packet of a latency round trip waits out an ACK
+  // timeout: fewer round trips keep the layer in its time while still
+  // showing what the loss costs.
+  const bool lossy = std::any_of(r.pings.begin(), r.pings.end(), [](const conn::PingReport& p) {
+    return std::any_of(p.probes.begin(), p.probes.end(),
+                       [](const conn::ProbeTally& t) { return t.lost() > 0 || t.slow > 0; });
+  });
+  for (auto spec : perf_plan(o)) {
+    if (lossy && spec.kind == perf::Kind::kLat) {
+      spec.iterations = std::min<uint64_t>(spec.iterations, 50);
+    }
     if (expired(fmt::format("{} {}", name_of(spec.op), name_of(spec.kind)))) break;
     perf::PerfOptions po;
     po.target = o.target;
     po.spec = spec;
-    po.timeout = milliseconds(std::max(ms_left(end), 1));
+    // One test may not take the whole budget: under heavy loss, go-back-N
+    // recovery with 1 s ACK timeouts can take minutes.
+    po.timeout = std::min(milliseconds(30000), milliseconds(std::max(ms_left(end), 1)));
     r.perf.push_back(perf::run_perf(po, stop));
     const auto& rep = r.perf.back();
     for (auto f : rep.findings) merge(layer(r, Layer::kPerformance), std::move(f));
+    if (!rep.ok && lossy && rep.failed == conn::Stage::kTraffic &&
+        worst(rep.findings) != Severity::kFail) {
+      // The probes got through: a test that ran out of retries or time under
+      // the loss layer 2 measured is what that loss costs, not a dead path.
+      Finding f{"perf-test-failed", Severity::kWarn, Layer::kPerformance,
+                fmt::format("the {} {} test could not finish under the loss layer 2 measured: "
+                            "RC's go-back-N retransmissions ran out of retries or time",
+                            name_of(spec.op), name_of(spec.kind))};
+      f.evidence.push_back(rep.error);
+      merge(layer(r, Layer::kPerformance), std::move(f));
+      continue;
+    }
     if (!rep.ok) {
       if (worst(rep.findings) != Severity::kFail) {
         Finding f{"perf-test-failed", Severity::kFail, Layer::kPerformance,

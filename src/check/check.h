@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "conn/ping.h"
+#include "conn/tcp_probe.h"
 #include "findings/finding.h"
 #include "perf/client.h"
 #include "proto/messages.h"
@@ -61,7 +62,8 @@ struct CheckReport {
   nlohmann::json peer_doctor;       // the server's, as it sent it (null when unavailable)
   std::optional<proto::HostFacts> local;
   std::optional<proto::HostFacts> peer;
-  std::vector<conn::PingReport> pings;  // RC (+ladder), UD, rdma_cm
+  std::vector<conn::PingReport> pings;            // RC (+ladder), UD, rdma_cm
+  std::optional<conn::TcpProbeReport> tcp_probe;  // TCP echoes between the same addresses
   std::vector<perf::PerfReport> perf;
   std::string expired_in;  // the step that was running when the deadline passed
   double elapsed_ms = 0;

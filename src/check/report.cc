@@ -52,6 +52,9 @@ std::string ping_line(const conn::PingReport& p) {
     for (const auto& l : p.obs.ladder) out += fmt::format(" {}B {}", l.size, l.ok ? "ok" : "FAIL");
     out += "\n";
   }
+  for (const auto& t : p.probes) out += "    " + conn::describe(t) + "\n";
+  if (o.transport != proto::Transport::kUd)
+    out += "    RC ACK timeout: " + conn::describe(p.ack) + "\n";
   return out;
 }
 
@@ -70,6 +73,17 @@ std::string perf_line(const perf::PerfReport& p) {
                        l.stats.p99, l.stats.max);
   }
   return out;
+}
+
+// Bandwidth under loss means little without the loss: the rate layer 2 measured.
+std::string loss_context(const CheckReport& r) {
+  std::string out;
+  for (const auto& p : r.pings) {
+    for (const auto& t : p.probes) {
+      if (t.lost() > 0 || t.slow > 0) out += "    " + conn::describe(t) + "\n";
+    }
+  }
+  return out.empty() ? out : "  measured under the loss layer 2 saw:\n" + out;
 }
 
 }  // namespace
@@ -100,6 +114,7 @@ nlohmann::json to_json(const CheckReport& r) {
           {"local_doctor", r.local_doctor},
           {"peer_doctor", r.peer_doctor},
           {"pings", pings},
+          {"tcp_probe", r.tcp_probe ? conn::to_json(*r.tcp_probe) : nlohmann::json(nullptr)},
           {"perf", perfs},
           {"expired_in", r.expired_in},
           {"elapsed_ms", r.elapsed_ms}};
@@ -120,9 +135,11 @@ std::string format_text(const CheckReport& r, bool color) {
     }
     if (i == 1) {
       for (const auto& p : r.pings) out += ping_line(p);
+      if (r.tcp_probe) out += "  " + conn::describe(*r.tcp_probe) + "\n";
     }
     if (i == 2) {
       for (const auto& p : r.perf) out += perf_line(p);
+      if (!r.perf.empty()) out += loss_context(r);
     }
     for (const auto& f : l.findings) {
       if (f.severity >= Severity::kInfo) out += format_finding(f);

@@ -56,7 +56,7 @@ Runner attach_ping(CLI::App& app) {
   app.footer(
       "Exit status: 0 every ping answered, 1 answered with warnings, 2 failed (the findings name "
       "the cause).");
-  return [o]() {
+  return [o, &app]() {
     conn::PingOptions p = o->p;
     p.transport = o->ud ? proto::Transport::kUd : proto::Transport::kRc;
     if (p.cm && (o->ud || p.write)) {
@@ -70,7 +70,7 @@ Runner attach_ping(CLI::App& app) {
     p.ladder = !o->no_ladder;
     p.timeout = std::chrono::milliseconds(static_cast<int64_t>(o->timeout_s * 1000));
     p.ping_timeout = std::chrono::milliseconds(static_cast<int64_t>(o->ping_timeout_s * 1000));
-    p.timing.timeout = static_cast<uint8_t>(o->ack_timeout);
+    if (app.count("--ack-timeout") > 0) p.ack_timeout = static_cast<uint8_t>(o->ack_timeout);
     p.timing.retry_cnt = static_cast<uint8_t>(o->retry);
     const conn::PingReport r = conn::run_ping(p);
     if (o->json) {

@@ -47,7 +47,7 @@ std::optional<SessionFailure> cm_establish(ClientSession& s, const SessionReques
   const std::string token(reinterpret_cast<const char*>(&s.welcome.cm_token),
                           sizeof s.welcome.cm_token);
   const Deadline d = std::min(end, deadline_in(seconds(10)));
-  if (auto c = cm_connect(*s.ep, token, r.timing, d, s.local_timeline); !c) {
+  if (auto c = cm_connect(*s.ep, token, s.timing(r.timing), d, s.local_timeline); !c) {
     return cm_failure(c.error());
   }
   if (!r.test.perf) return std::nullopt;
@@ -144,10 +144,12 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
   auto welcome = receive(s.sock, hs, proto::parse_welcome);
   if (!welcome) return fail_with(failure(Stage::kHandshake, welcome.error()), false);
   s.welcome = std::move(*welcome);
+  // The ACK timeout follows the round trip TCP measured over the handshake.
+  s.ack = choose_ack_timeout(tcp_path_rtt(s.sock), r.ack_timeout, software_rdma(s.ep->verbs));
   if (r.cm) {
     if (auto f = cm_establish(s, r, end)) return fail_with(std::move(*f), true);
-  } else if (auto c = connect_qp(*s.ep, s.welcome.qp, s.welcome.facts.active_mtu, r.timing,
-                                 s.local_timeline);
+  } else if (auto c = connect_qp(*s.ep, s.welcome.qp, s.welcome.facts.active_mtu,
+                                 s.timing(r.timing), s.local_timeline);
              !c) {
     return fail_with(failure(Stage::kQpSetup, c.error()), true);
   }

@@ -13,6 +13,7 @@
 #include "base/deadline.h"
 #include "base/fd.h"
 #include "base/result.h"
+#include "conn/ack_timeout.h"
 #include "conn/diagnose.h"
 #include "conn/endpoint.h"
 #include "conn/target.h"
@@ -23,12 +24,13 @@ namespace rdmacheck::conn {
 
 // What the client asks of the session beyond the target.
 struct SessionRequest {
-  proto::TestSpec test;      // sent in the hello; test.max_size sizes our buffer
-  bool cm = false;           // connect through librdmacm (RC only)
-  int access = 0;            // remote access of our buffer (IBV_ACCESS_REMOTE_*)
-  uint32_t depth = 1;        // our work-request depth
-  uint32_t inline_size = 0;  // largest message posted inline
-  verbs::RcTiming timing;
+  proto::TestSpec test;                // sent in the hello; test.max_size sizes our buffer
+  bool cm = false;                     // connect through librdmacm (RC only)
+  int access = 0;                      // remote access of our buffer (IBV_ACCESS_REMOTE_*)
+  uint32_t depth = 1;                  // our work-request depth
+  uint32_t inline_size = 0;            // largest message posted inline
+  verbs::RcTiming timing;              // its ACK timeout is derived from the round trip, unless:
+  std::optional<uint8_t> ack_timeout;  // the user's --ack-timeout, taken as is
   // Runs on our endpoint before the hello goes out (e.g. receives the server's
   // first messages need); a failure counts as local setup.
   std::function<Status(Endpoint&)> before_hello;
@@ -39,6 +41,12 @@ struct ClientSession {
   std::unique_ptr<Endpoint> ep;
   proto::Welcome welcome;  // with --cm perf tests, qp is the server's ready
   std::vector<proto::Step> local_timeline;
+  AckTimeout ack;  // the RC ACK timeout chosen for this session, and why
+  // BASE with the chosen ACK timeout.
+  [[nodiscard]] verbs::RcTiming timing(verbs::RcTiming base) const {
+    base.timeout = ack.exponent;
+    return base;
+  }
 
   // Tells the server we are done and returns its bye (nullopt when it has none).
   std::optional<proto::Bye> farewell(const proto::Done& done, Deadline d) const;

@@ -19,28 +19,70 @@ using Micros = std::chrono::duration<double, std::micro>;
 constexpr uint64_t kSendId = 1;
 constexpr uint64_t kRecvId = 2;
 
-// One round trip: post a receive, send SIZE bytes, wait for both completions.
+// One round trip: send SIZE bytes, wait for the echo and the send's completion.
 struct RoundTrip {
   bool ok = false;
+  bool lost = false;  // UD: no echo in time, the QP still usable (a datagram may be lost)
   double rtt_us = 0;
   std::optional<int> wc_status;
   int errnum = 0;
   std::string error;
 };
 
-RoundTrip round_trip(Endpoint& ep, const proto::QpInfo& peer, uint32_t size, bool write,
-                     std::chrono::milliseconds timeout) {
+// Round trips on one endpoint. Each probe carries its sequence number, so a
+// UD echo that comes back after its probe was given up is recognised and
+// skipped instead of being taken for the next probe's answer.
+class Prober {
+ public:
+  Prober(Endpoint& ep, const proto::QpInfo& peer, bool write)
+      : ep_(ep), peer_(peer), write_(write), ud_(ep.qp->qp_type == IBV_QPT_UD) {}
+  RoundTrip run(uint32_t size, std::chrono::milliseconds timeout);
+
+ private:
+  void fill(uint32_t size) const;
+  [[nodiscard]] uint32_t tag_of(const char* data, uint32_t len) const;
+  Status ensure_recv();
+
+  Endpoint& ep_;
+  const proto::QpInfo& peer_;
+  bool write_;
+  bool ud_;
+  uint32_t seq_ = 0;
+  bool recv_posted_ = false;
+};
+
+void Prober::fill(uint32_t size) const {
+  char* b = ep_.send_buf();
+  for (uint32_t i = 0; i < size; ++i) b[i] = static_cast<char>(i * 7 + size + seq_ * 13);
+  if (size >= sizeof seq_) std::memcpy(b, &seq_, sizeof seq_);
+}
+
+uint32_t Prober::tag_of(const char* data, uint32_t len) const {
+  uint32_t tag = 0;
+  if (len >= sizeof tag) std::memcpy(&tag, data, sizeof tag);
+  return tag;
+}
+
+// One receive stays posted across probes: after a lost UD probe it is still
+// there for the next echo. It always takes the largest message.
+Status Prober::ensure_recv() {
+  if (recv_posted_) return ok_status();
+  if (auto s = post_recv(ep_, kRecvId, static_cast<uint32_t>(ep_.half)); !s) return s;
+  recv_posted_ = true;
+  return ok_status();
+}
+
+RoundTrip Prober::run(uint32_t size, std::chrono::milliseconds timeout) {
   RoundTrip r;
-  const bool ud = ep.qp->qp_type == IBV_QPT_UD;
-  // Pattern so the echo can be checked.
-  for (uint32_t i = 0; i < size; ++i) ep.send_buf()[i] = static_cast<char>(i * 7 + size);
-  if (auto s = post_recv(ep, kRecvId, size + (ud ? 40 : 0)); !s) {
+  ++seq_;
+  fill(size);
+  if (auto s = ensure_recv(); !s) {
     r.errnum = s.error().errnum;
     r.error = s.error().message();
     return r;
   }
   const auto t0 = Clock::now();
-  if (auto s = post_send(ep, kSendId, size, write, peer); !s) {
+  if (auto s = post_send(ep_, kSendId, size, write_, peer_); !s) {
     r.errnum = s.error().errnum;
     r.error = s.error().message();
     return r;
@@ -49,28 +91,40 @@ RoundTrip round_trip(Endpoint& ep, const proto::QpInfo& peer, uint32_t size, boo
   bool received = false;
   const Deadline d = Clock::now() + timeout;
   while (!(sent && received)) {
-    auto wc = next_completion(ep, d);
+    auto wc = next_completion(ep_, d);
     if (!wc) {
       r.errnum = wc.error().errnum;
       r.error = wc.error().errnum == ETIMEDOUT
                     ? fmt::format("no completion within {} ms", timeout.count())
                     : wc.error().message();
+      // A UD send completes locally; only the echo is missing: a lost datagram.
+      r.lost = ud_ && sent && wc.error().errnum == ETIMEDOUT;
       return r;
     }
     const ibv_wc& c = **wc;
+    if (c.wr_id == kRecvId) recv_posted_ = false;
     if (c.status != IBV_WC_SUCCESS) {
       r.wc_status = c.status;
       r.error = fmt::format("{} on {} ({})", wc_status_text(c.status),
-                            c.wr_id == kSendId ? "send" : "receive", ep.context());
+                            c.wr_id == kSendId ? "send" : "receive", ep_.context());
       return r;
     }
     if (c.wr_id == kSendId) sent = true;
     if (c.wr_id == kRecvId) {
+      const uint32_t got = ud_ ? c.byte_len - 40 : c.byte_len;
+      const char* data = ep_.recv_buf() + (ud_ ? 40 : 0);
+      if (ud_ && size >= sizeof seq_ && tag_of(data, got) != seq_) {
+        // The late echo of an earlier probe: wait on for this one's.
+        if (auto s = ensure_recv(); !s) {
+          r.errnum = s.error().errnum;
+          r.error = s.error().message();
+          return r;
+        }
+        continue;
+      }
       received = true;
       r.rtt_us = Micros(Clock::now() - t0).count();
-      const uint32_t got = ud ? c.byte_len - 40 : c.byte_len;
-      const char* data = ep.recv_buf() + (ud ? 40 : 0);
-      if (got != size || std::memcmp(data, ep.send_buf(), size) != 0) {
+      if (got != size || std::memcmp(data, ep_.send_buf(), size) != 0) {
         r.error =
             fmt::format("echo of {} bytes came back as {} bytes or with other content", size, got);
         return r;
@@ -94,6 +148,86 @@ void record_qp_state(Endpoint& ep, std::vector<proto::Step>& timeline, const std
   ibv_qp_init_attr init{};
   if (ibv_query_qp(ep.qp.get(), &attr, IBV_QP_STATE, &init) == 0 && attr.qp_state == IBV_QPS_ERR) {
     timeline.push_back(proto::Step{"ERROR", 0, false, why});
+  }
+}
+
+// How long one probe may wait. RC retransmits on its own: wait for every try
+// to time out before calling it failed. UD has no retransmission: a datagram
+// not echoed within a TCP-like RTO (at least 250 ms) counts as lost, and
+// probing goes on.
+std::chrono::milliseconds probe_wait(const PingOptions& o, const AckTimeout& ack, bool ud,
+                                     Deadline end) {
+  using std::chrono::milliseconds;
+  const auto left = milliseconds(std::max(ms_left(end), 1));
+  if (ud) {
+    const double rto_ms = ack.rtt ? 4 * (ack.rtt->srtt_us + 4 * ack.rtt->rttvar_us) / 1000 : 0;
+    const auto wait = milliseconds(static_cast<int64_t>(std::max(250.0, rto_ms)));
+    return std::min({o.ping_timeout, wait, left});
+  }
+  const auto per_try = milliseconds(static_cast<int64_t>(ack.timeout_ms()) + 1);
+  return std::min(std::max(o.ping_timeout, (o.timing.retry_cnt + 1) * per_try + milliseconds(1000)),
+                  left);
+}
+
+// The probes: COUNT at --size, then the size ladder. Only a failed RC work
+// request (its QP is in ERROR then), or a UD size class with no answer at all,
+// fails the ping; a lost datagram is counted as loss.
+void probe(const PingOptions& o, PingReport& rep, Endpoint& ep, const proto::QpInfo& peer,
+           int path_mtu, Deadline end, std::vector<proto::Step>& local_timeline) {
+  if (rep.obs.failed != Stage::kDone) return;
+  const bool ud = o.transport == proto::Transport::kUd;
+  const std::string transport(name_of(o.transport));
+  Prober prober(ep, peer, o.write);
+  std::vector<double> rtts;
+  auto note_failure = [&](const RoundTrip& r) {
+    rep.obs.failed = Stage::kTraffic;
+    rep.obs.wc_status = r.wc_status;
+    rep.obs.errnum = r.errnum;
+    rep.obs.error = r.error;
+    record_qp_state(ep, local_timeline, r.error);
+  };
+  auto slow = [&](const RoundTrip& r) { return !ud && r.rtt_us > 1000 * rep.ack.timeout_ms(); };
+  RoundTrip last;
+  for (int i = 0; i < o.count; ++i) {
+    if (Clock::now() >= end) {
+      note_failure(RoundTrip{.errnum = ETIMEDOUT, .error = "the command's --timeout expired"});
+      break;
+    }
+    if (i > 0 && o.interval_s > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(o.interval_s));
+    }
+    ++rep.obs.pings_sent;
+    last = prober.run(o.size, probe_wait(o, rep.ack, ud, end));
+    count_probe(rep.probes, transport, o.size, last.ok, slow(last));
+    // Ten datagrams and not one back (loss above 72 % at 95 %): dead, stop waiting.
+    if (last.lost && rep.obs.pings_ok == 0 && rep.obs.pings_sent >= 10) break;
+    if (last.lost) continue;
+    if (!last.ok) {
+      note_failure(last);
+      break;
+    }
+    ++rep.obs.pings_ok;
+    rtts.push_back(last.rtt_us);
+    rep.samples.push_back(PingSample{i + 1, o.size, last.rtt_us});
+  }
+  rep.stats = rtt_stats(rtts, rep.obs.pings_sent);
+  if (rep.obs.failed == Stage::kDone && rep.obs.pings_sent > 0 && rep.obs.pings_ok == 0) {
+    note_failure(last);  // not one datagram came back: that is a dead path
+  }
+  if (!o.ladder || rep.obs.failed != Stage::kDone) return;
+  for (uint32_t size : ladder_sizes(path_mtu, ud)) {
+    if (Clock::now() >= end) break;
+    RoundTrip r;
+    for (int t = 0; t < (ud ? std::max(o.ladder_tries, 1) : 1); ++t) {
+      r = prober.run(size, probe_wait(o, rep.ack, ud, end));
+      count_probe(rep.probes, transport, size, r.ok, slow(r));
+      if (!r.lost || Clock::now() >= end) break;
+    }
+    rep.obs.ladder.push_back(LadderResult{size, r.ok, r.rtt_us, r.error});
+    if (!r.ok) {
+      note_failure(r);
+      break;  // an RC QP is in ERROR now; a UD size class got no answer at all
+    }
   }
 }
 
@@ -140,6 +274,7 @@ PingReport run_ping(const PingOptions& o) {
   const Deadline end = start + o.timeout;
   auto finish = [&]() {
     rep.findings = diagnose(rep.obs);
+    for (auto& f : loss_findings(rep.probes, o.target.host)) rep.findings.push_back(std::move(f));
     rep.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     return rep;
   };
@@ -155,6 +290,7 @@ PingReport run_ping(const PingOptions& o) {
   req.cm = o.cm;
   req.access = proto::info(req.test.op).remote_access;
   req.timing = o.timing;
+  req.ack_timeout = o.ack_timeout;
   // A UD message is one datagram: refuse sizes beyond the path MTU before the hello.
   req.before_hello = [&](Endpoint& ep) -> Status {
     const int mtu = verbs::mtu_bytes(ep.port_attr.active_mtu);
@@ -187,48 +323,9 @@ PingReport run_ping(const PingOptions& o) {
   rep.peer_timeline = welcome.timeline;
   std::vector<proto::Step>& local_timeline = session->local_timeline;
 
-  std::vector<double> rtts;
-  auto note_failure = [&](const RoundTrip& r) {
-    rep.obs.failed = Stage::kTraffic;
-    rep.obs.wc_status = r.wc_status;
-    rep.obs.errnum = r.errnum;
-    rep.obs.error = r.error;
-    record_qp_state(ep, local_timeline, r.error);
-  };
-  for (int i = 0; i < o.count && rep.obs.failed == Stage::kDone; ++i) {
-    if (Clock::now() >= end) {
-      note_failure(RoundTrip{false, 0, std::nullopt, ETIMEDOUT, "the command's --timeout expired"});
-      break;
-    }
-    if (i > 0 && o.interval_s > 0) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(o.interval_s));
-    }
-    ++rep.obs.pings_sent;
-    const auto left = std::chrono::milliseconds(std::max(ms_left(end), 1));
-    RoundTrip r = round_trip(ep, welcome.qp, o.size, o.write, std::min(o.ping_timeout, left));
-    if (!r.ok) {
-      note_failure(r);
-      break;
-    }
-    ++rep.obs.pings_ok;
-    rtts.push_back(r.rtt_us);
-    rep.samples.push_back(PingSample{i + 1, o.size, r.rtt_us});
-  }
-  rep.stats = rtt_stats(rtts, rep.obs.pings_sent);
-
-  if (o.ladder && rep.obs.failed == Stage::kDone) {
-    const int mtu = std::min(rep.obs.local->active_mtu, welcome.facts.active_mtu);
-    for (uint32_t size : ladder_sizes(mtu, ud)) {
-      if (Clock::now() >= end) break;
-      const auto left = std::chrono::milliseconds(std::max(ms_left(end), 1));
-      RoundTrip r = round_trip(ep, welcome.qp, size, o.write, std::min(o.ping_timeout, left));
-      rep.obs.ladder.push_back(LadderResult{size, r.ok, r.rtt_us, r.error});
-      if (!r.ok) {
-        note_failure(r);
-        break;  // the QP is in ERROR now
-      }
-    }
-  }
+  rep.ack = session->ack;
+  probe(o, rep, ep, welcome.qp, std::min(rep.obs.local->active_mtu, welcome.facts.active_mtu), end,
+        local_timeline);
 
   if (rep.obs.failed == Stage::kTraffic || rep.obs.failed == Stage::kCmConnect) {
     const auto fw = read_firewall();

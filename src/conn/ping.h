@@ -10,7 +10,9 @@
 
 #include "base/deadline.h"
 #include "base/fd.h"
+#include "conn/ack_timeout.h"
 #include "conn/diagnose.h"
+#include "conn/loss.h"
 #include "conn/target.h"
 #include "findings/finding.h"
 #include "proto/messages.h"
@@ -30,6 +32,11 @@ struct PingOptions {
   std::chrono::milliseconds timeout{15000};      // the whole command
   std::chrono::milliseconds ping_timeout{3000};  // one round trip
   verbs::RcTiming timing;
+  // --ack-timeout: taken as is; without it the ACK timeout follows the TCP round trip.
+  std::optional<uint8_t> ack_timeout;
+  // UD probes per ladder size: a datagram has no retransmission, so one
+  // lost probe must not fail a size class.
+  int ladder_tries = 3;
 };
 
 struct PingSample {
@@ -52,6 +59,8 @@ struct PingReport {
   std::vector<proto::Step> peer_timeline;
   std::vector<PingSample> samples;
   RttStats stats;
+  AckTimeout ack;                  // the RC ACK timeout chosen for this connection
+  std::vector<ProbeTally> probes;  // answered / sent per transport and size
   std::vector<std::string> warnings;
   std::vector<Finding> findings;
   double elapsed_ms = 0;

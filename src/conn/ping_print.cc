@@ -54,6 +54,9 @@ nlohmann::json to_json(const PingReport& r) {
         {"p99_us", r.stats.p99},
         {"max_us", r.stats.max}}},
       {"ladder", ladder},
+      {"probes", to_json(r.probes)},
+      {"ack_timeout",
+       r.options.transport == proto::Transport::kUd ? nlohmann::json(nullptr) : to_json(r.ack)},
       {"warnings", r.warnings},
       {"findings", rdmacheck::to_json(r.findings)},
       {"elapsed_ms", r.elapsed_ms},
@@ -100,6 +103,10 @@ std::string format_text(const PingReport& r) {
       out += l.ok ? fmt::format(" {}B ok", l.size) : fmt::format(" {}B FAIL", l.size);
     }
     out += "\n";
+  }
+  for (const auto& t : r.probes) out += describe(t) + "\n";
+  if (o.transport != proto::Transport::kUd && r.obs.peer) {
+    out += "RC ACK timeout: " + describe(r.ack) + "\n";
   }
   if (r.obs.failed != Stage::kDone) {
     out += fmt::format("failed at {}: {}\n", name_of(r.obs.failed), r.obs.error);

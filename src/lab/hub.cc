@@ -94,13 +94,19 @@ void Hub::loop() {
     if (!connected[j]) {
       connected[j] =
           ::connect(socks_[j].get(), reinterpret_cast<sockaddr*>(&dest[j]), sizeof dest[j]) == 0;
-      if (!connected[j]) return;  // not started yet: the frame is lost, as on a dead port
+      if (!connected[j]) {  // not started yet: the frame is lost, as on a dead port
+        if (j < kPorts) unheard_[j].fetch_add(1);
+        return;
+      }
     }
     if (queued[j].size() >= kPortBuffer) {
       dropped_.fetch_add(1);
+      if (j < kPorts) to_dropped_[j].fetch_add(1);
       return;
     }
     queued[j].emplace_back(data, len);
+    if (j < kPorts && queued[j].size() > max_queue_[j].load())
+      max_queue_[j].store(queued[j].size());
     flush(j);
   };
   std::vector<char> frame(65536 + 64);
@@ -120,6 +126,7 @@ void Hub::loop() {
         const ssize_t got = ::recv(socks_[i].get(), frame.data(), frame.size(), MSG_DONTWAIT);
         if (got <= 0) break;
         frames_.fetch_add(1);
+        if (i < kPorts) from_[i].fetch_add(1);
         for (size_t j = 0; j < n; ++j) {
           if (j != i) deliver(j, frame.data(), static_cast<size_t>(got));
         }

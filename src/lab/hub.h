@@ -3,6 +3,7 @@
 // guests, like an Ethernet hub. No IP traffic leaves the machine.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -25,6 +26,17 @@ class Hub {
   [[nodiscard]] uint64_t frames() const { return frames_.load(); }
   // Frames dropped because a guest's port buffer was full.
   [[nodiscard]] uint64_t dropped() const { return dropped_.load(); }
+  // Per guest i: frames it sent onto the wire, and frames for it the hub dropped.
+  [[nodiscard]] uint64_t frames_from(size_t i) const { return i < kPorts ? from_[i].load() : 0; }
+  [[nodiscard]] uint64_t dropped_to(size_t i) const {
+    return i < kPorts ? to_dropped_[i].load() : 0;
+  }
+  // Frames for guest i before its QEMU was listening (boot-time chatter).
+  [[nodiscard]] uint64_t unheard_to(size_t i) const { return i < kPorts ? unheard_[i].load() : 0; }
+  // The deepest the hub's queue towards guest i got: queueing delay on the wire.
+  [[nodiscard]] uint64_t max_queue_to(size_t i) const {
+    return i < kPorts ? max_queue_[i].load() : 0;
+  }
 
  private:
   Hub() = default;
@@ -34,6 +46,11 @@ class Hub {
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> frames_{0};
   std::atomic<uint64_t> dropped_{0};
+  static constexpr size_t kPorts = 16;
+  std::array<std::atomic<uint64_t>, kPorts> from_{};
+  std::array<std::atomic<uint64_t>, kPorts> to_dropped_{};
+  std::array<std::atomic<uint64_t>, kPorts> unheard_{};
+  std::array<std::atomic<uint64_t>, kPorts> max_queue_{};
   std::thread thread_;
 };
 

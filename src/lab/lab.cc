@@ -17,6 +17,7 @@
 #include "lab/initramfs.h"
 #include "lab/kernel.h"
 #include "lab/vm.h"
+#include "lab/wire.h"
 #include "sysfs/fs_root.h"
 
 namespace rdmacheck::lab {
@@ -96,6 +97,8 @@ class Lab {
   void print_line(Guest& g, const std::string& line);
   void poll_files(Guest& g);
   int finish(int status, const std::string& why);
+  void collect_wire();
+  std::vector<WireCounters> wire_counters();
   nlohmann::json result_json(int status, const std::string& why);
 
   const LabOptions& o_;
@@ -105,6 +108,7 @@ class Lab {
   bool made_dir_ = false;
   std::unique_ptr<Hub> hub_;
   std::vector<Guest> guests_;
+  std::vector<WireCounters> wire_;  // read once, before the hub stops
 };
 
 Status Lab::prepare(const std::vector<GuestPlan>& plan, const Kernel& k) {
@@ -225,14 +229,51 @@ nlohmann::json Lab::result_json(int status, const std::string& why) {
                      {"failed", g.failed},
                      {"runs", runs}});
   }
-  return {{"command", "lab"}, {"exit", status}, {"error", why}, {"hosts", hosts}};
+  nlohmann::json wire = nlohmann::json::array();
+  for (const auto& w : wire_) wire.push_back(to_json(w));
+  return {{"command", "lab"}, {"exit", status}, {"error", why}, {"hosts", hosts}, {"wire", wire}};
+}
+
+// Asks every guest for its own counters and waits a little for them: netem
+// drops inside the guest, which the hub never sees.
+void Lab::collect_wire() {
+  (void)write_file(dir_ / "collect", "\n");
+  const Deadline d = deadline_in(std::chrono::seconds(5));
+  while (Clock::now() < d) {
+    const bool all = std::all_of(guests_.begin(), guests_.end(), [&](const Guest& g) {
+      return fs::exists(dir_ / g.plan.name / "wire");
+    });
+    if (all) return;
+    std::vector<pollfd> fds;
+    for (auto& g : guests_) fds.push_back(pollfd{g.vm->console_fd(), POLLIN, 0});
+    ::poll(fds.data(), fds.size(), 100);
+    for (auto& g : guests_) pump(g);
+  }
+}
+
+std::vector<WireCounters> Lab::wire_counters() {
+  std::vector<WireCounters> out;
+  if (!hub_) return out;
+  for (size_t i = 0; i < guests_.size(); ++i) {
+    WireCounters w;
+    w.host = guests_[i].plan.name;
+    w.hub_from = hub_->frames_from(i);
+    w.hub_dropped_to = hub_->dropped_to(i);
+    w.hub_unheard_to = hub_->unheard_to(i);
+    w.hub_max_queue = hub_->max_queue_to(i);
+    if (auto t = read_text(dir_ / w.host / "wire")) w.guest = parse_guest_wire(*t);
+    out.push_back(std::move(w));
+  }
+  return out;
 }
 
 int Lab::finish(int status, const std::string& why) {
+  wire_ = wire_counters();
   for (auto& g : guests_) {
     if (g.vm) g.vm->stop(500);
   }
   hub_.reset();
+  for (const auto& w : wire_) std::fprintf(out_, "%s\n", format_wire(w).c_str());
   if (!why.empty()) std::fprintf(stderr, "rdmacheck lab: %s\n", why.c_str());
   if (o_.json) std::printf("%s\n", result_json(status, why).dump(2).c_str());
   std::error_code ec;
@@ -321,6 +362,7 @@ int Lab::run() {
     if (all_done) {
       int worst = 0;
       for (const auto& g : guests_) worst = std::max(worst, g.exit.value_or(0));
+      collect_wire();
       return finish(worst, "");
     }
     for (auto& g : guests_) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "lab/wire.h"
+
 namespace rdmacheck::lab {
 namespace {
 
@@ -184,6 +186,7 @@ tail -n +2 -f $D/serve.log &
     // stops every guest once all runners are done.
     s += "echo $worst > $D/exit\nstep done\nsync\n";
   }
+  s += collect_script();
   s += "while true; do sleep 3600; done\n";
   return s;
 }

@@ -12,9 +12,11 @@
 #include <set>
 #include <thread>
 
+#include "conn/ack_timeout.h"
 #include "conn/cm_endpoint.h"
 #include "conn/endpoint.h"
 #include "conn/responder.h"
+#include "conn/tcp_probe.h"
 #include "doctor/doctor.h"
 #include "doctor/sources.h"
 #include "host/firewall.h"
@@ -97,11 +99,15 @@ struct SessionOutcome {
 };
 
 // The session's endpoint over the TCP exchange: QP up to RTS, receives posted.
+// Our echoes are RC requests too: their ACK timeout follows the round trip of
+// the control connection SOCK, as the client's does.
 Result<Endpoint> setup_oob(const EndpointOptions& eo, const proto::Hello& hello,
-                           const ServerOptions& o, proto::Welcome& welcome) {
+                           const ServerOptions& o, const Fd& sock, proto::Welcome& welcome) {
   auto ep = open_endpoint(eo, welcome.timeline);
   if (!ep) return Error{ep.error().call, ep.error().errnum, "server: " + ep.error().message()};
-  if (auto s = connect_qp(*ep, hello.qp, hello.facts.active_mtu, o.timing, welcome.timeline); !s) {
+  if (auto s = connect_qp(*ep, hello.qp, hello.facts.active_mtu,
+                          conn::rc_timing_for(sock, ep->verbs, o.timing), welcome.timeline);
+      !s) {
     return s.error();
   }
   for (uint32_t i = 0; i < hello.test.depth; ++i) {
@@ -126,7 +132,9 @@ Result<Endpoint> setup_cm(CmAcceptor& acceptor, uint64_t token, const EndpointOp
   for (uint32_t i = 0; i < hello.test.depth; ++i) {
     if (auto s = post_recv(*ep, 2, static_cast<uint32_t>(ep->half)); !s) return s.error();
   }
-  if (auto s = cm_accept(*ep, o.timing, d, timeline); !s) return s.error().error;
+  if (auto s = cm_accept(*ep, conn::rc_timing_for(sock, ep->verbs, o.timing), d, timeline); !s) {
+    return s.error().error;
+  }
   return std::move(*ep);
 }
 
@@ -219,7 +227,7 @@ void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
     welcome.facts = conn::local_facts(*facts);
     welcome.cm_token = acceptor->expect();
   } else {
-    setup.emplace(setup_oob(eo, hello, o, welcome));
+    setup.emplace(setup_oob(eo, hello, o, sock, welcome));
     if (!*setup) return refuse("server setup failed: " + setup->error().message());
   }
   // Read before the client can start: after the welcome its traffic may begin.
@@ -284,6 +292,9 @@ std::string session(int id, const Fd& sock, const std::string& peer, const Serve
     out.outcome = "no valid handshake: " + frame.error().message();
   } else if (proto::message_type(*frame) == "doctor-request") {
     answer_doctor_request(o.fs, sock, out);
+  } else if (proto::message_type(*frame) == "tcp-echo") {  // check's TCP reference probe
+    out.test = "tcp echo";
+    out.outcome = conn::answer_tcp_echo(sock, *frame, end);
   } else if (auto hello = proto::parse_hello(*frame); !hello) {
     out.outcome = hello.error().message();
     (void)send_frame(sock, proto::error_message(out.outcome), deadline_in(std::chrono::seconds(1)));

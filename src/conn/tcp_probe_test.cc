@@ -1,0 +1,73 @@
+#include "conn/tcp_probe.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace rdmacheck::conn {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The server's side as the session dispatch runs it: the first frame, then the echoes.
+std::string serve_one(const Fd& listener) {
+  std::string peer;
+  auto conn = tcp_accept(listener, deadline_in(5s), &peer);
+  if (!conn) return "accept: " + conn.error().message();
+  auto first = recv_frame(*conn, deadline_in(5s));
+  if (!first) return "first frame: " + first.error().message();
+  return answer_tcp_echo(*conn, *first, deadline_in(5s));
+}
+
+TEST(TcpProbe, EchoesOverLoopbackAreCleanAndCounted) {
+  auto listener = tcp_listen("127.0.0.1", 0);
+  ASSERT_TRUE(listener.ok()) << listener.error().message();
+  std::string outcome;
+  std::thread server([&] { outcome = serve_one(*listener); });
+  TcpProbeOptions o;
+  o.host = "127.0.0.1";
+  o.tcp_port = local_port(*listener);
+  o.count = 5;
+  const TcpProbeReport r = run_tcp_probe(o);
+  server.join();
+  EXPECT_TRUE(r.connected) << r.error;
+  EXPECT_EQ(r.tally.sent, 5);
+  EXPECT_EQ(r.tally.answered, 5);
+  EXPECT_EQ(r.tally.transport, "tcp");
+  EXPECT_EQ(r.tally.size, 1000u);
+  EXPECT_FALSE(r.lossy());
+  EXPECT_EQ(outcome, "echoed 5 frames");
+  EXPECT_LE(r.rtt_min_us, r.rtt_median_us);
+  EXPECT_EQ(to_json(r)["answered"], 5);
+  EXPECT_NE(describe(r).find("TCP 1000 B: 5/5 echoes"), std::string::npos) << describe(r);
+}
+
+TEST(TcpProbe, NoServerIsNotConnectedAndSaysWhy) {
+  auto listener = tcp_listen("127.0.0.1", 0);
+  ASSERT_TRUE(listener.ok());
+  const uint16_t port = local_port(*listener);
+  listener = Fd();  // closed: nothing listens there now
+  TcpProbeOptions o;
+  o.host = "127.0.0.1";
+  o.tcp_port = port;
+  const TcpProbeReport r = run_tcp_probe(o);
+  EXPECT_FALSE(r.connected);
+  EXPECT_NE(describe(r).find("could not connect"), std::string::npos);
+}
+
+TEST(TcpProbe, LossyWhenRetransmittedDelayedOrMissing) {
+  TcpProbeReport r;
+  r.tally = ProbeTally{"tcp", 1000, 20, 20};
+  EXPECT_FALSE(r.lossy());
+  r.retrans = 1;
+  EXPECT_TRUE(r.lossy());
+  r.retrans = 0;
+  r.delayed = 1;
+  EXPECT_TRUE(r.lossy());
+  r.delayed = 0;
+  r.tally.answered = 19;
+  EXPECT_TRUE(r.lossy());
+}
+
+}  // namespace
+}  // namespace rdmacheck::conn

@@ -1,0 +1,40 @@
+// The lab's wire counters: what each guest sent onto the hub and what the
+// hub dropped on the way to it, next to what the guest itself counted
+// (netem drops frames inside the guest, before they reach the wire).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace rdmacheck::lab {
+
+struct GuestWire {
+  uint64_t tx_packets = 0;
+  uint64_t rx_packets = 0;
+  uint64_t qdisc_dropped = 0;  // tc -s qdisc: netem's loss and full queues
+};
+
+// Parses what the guest script writes at the end: "tx_packets N" lines and
+// the output of `tc -s qdisc show dev eth0`. nullopt when nothing is there.
+std::optional<GuestWire> parse_guest_wire(const std::string& text);
+
+struct WireCounters {
+  std::string host;
+  uint64_t hub_from = 0;        // frames the hub received from this host
+  uint64_t hub_dropped_to = 0;  // frames for this host the hub dropped (port buffer full)
+  uint64_t hub_unheard_to = 0;  // frames for this host before its QEMU listened (boot)
+  uint64_t hub_max_queue = 0;   // the deepest the hub's queue towards this host got
+  std::optional<GuestWire> guest;
+};
+
+// "lab: wire h1: sent 5321 frames, hub dropped 0 towards it; in the guest: tx 5321 rx 5010
+// packets, qdisc dropped 0"
+std::string format_wire(const WireCounters& w);
+nlohmann::json to_json(const WireCounters& w);
+
+// The guest script's last step: write the counters to $D/wire once $LAB/collect appears.
+std::string collect_script();
+
+}  // namespace rdmacheck::lab

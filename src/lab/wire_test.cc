@@ -1,0 +1,34 @@
+#include "lab/wire.h"
+
+#include <gtest/gtest.h>
+
+namespace rdmacheck::lab {
+namespace {
+
+TEST(Wire, ParsesTheGuestsCountersAndNetemDrops) {
+  const auto w = parse_guest_wire(
+      "tx_packets 5321\nrx_packets 5010\n"
+      "qdisc netem 8001: root refcnt 2 limit 1000 loss 3%\n"
+      " Sent 412345 bytes 5321 pkt (dropped 161, overlimits 0 requeues 0)\n"
+      " backlog 0b 0p requeues 0\n");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->tx_packets, 5321u);
+  EXPECT_EQ(w->rx_packets, 5010u);
+  EXPECT_EQ(w->qdisc_dropped, 161u);
+  EXPECT_FALSE(parse_guest_wire(""));
+}
+
+TEST(Wire, OneLinePerHost) {
+  WireCounters c{"h2", 100, 0, 2, 7, GuestWire{101, 99, 3}};
+  EXPECT_EQ(
+      format_wire(c),
+      "lab: wire h2: sent 100 frames onto the hub; towards it the hub dropped 0 (queue full), "
+      "queued at most 7, and 2 more came before it was up; guest eth0 tx 101 rx 99 packets, "
+      "qdisc dropped 3");
+  EXPECT_EQ(to_json(c)["guest"]["qdisc_dropped"], 3);
+  c.guest.reset();
+  EXPECT_NE(format_wire(c).find("did not come back"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rdmacheck::lab
