@@ -1,5 +1,7 @@
 #include "conn/client_session.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 
 #include "conn/cm_endpoint.h"
@@ -152,6 +154,15 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
                                  s.timing(r.timing), s.local_timeline);
              !c) {
     return fail_with(failure(Stage::kQpSetup, c.error()), true);
+  }
+  // RoCE carries no service level: the priority is the traffic class (DSCP)
+  // or the VLAN PCP. Say so when the device kept another SL than asked for.
+  if (t.sl != 0 && s.ep->sl != t.sl) {
+    s.ep->warnings.push_back(fmt::format(
+        "-S {}: {} keeps service level {} on this {} port: RoCE carries no SL on the wire, its "
+        "priority is the traffic class (-T, DSCP << 2) or the VLAN PCP",
+        t.sl, s.ep->device, s.ep->sl,
+        s.ep->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand"));
   }
   return s;
 }
