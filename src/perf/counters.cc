@@ -9,18 +9,38 @@
 namespace rdmacheck::perf {
 namespace {
 
-constexpr std::array kLoss = {
-    // rxe
-    "out_of_seq_request", "rcvd_seq_err", "completer_retry_err", "duplicate_request",
-    "retry_exceeded_err",
-    // mlx5
-    "out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "implied_nak_seq_err",
-    "req_transport_retries_exceeded", "roce_slow_restart",
-    // InfiniBand port counters
-    "port_rcv_errors", "port_xmit_discards", "symbol_error", "link_error_recovery"};
+// What each counter means, by the names drivers give them (rxe, mlx5, bnxt_re,
+// InfiniBand port counters). A retransmission alone does not say whether the
+// request or its ACK went missing; the responder's counters do.
+//
+// A gap in the request stream, or a NAK for one: requests were lost.
+constexpr std::array kSeqGap = {"out_of_seq_request",  "rcvd_seq_err",    "seq_err_naks",
+                                "seq_err_naks_rcvd",   "out_of_sequence", "packet_seq_err",
+                                "implied_nak_seq_err", "missing_resp"};
+// Retries ran out: the QP went to ERROR.
+constexpr std::array kRetryExceeded = {"retry_exceeded_err", "req_transport_retries_exceeded"};
+// The requester's ACK timer fired and it retransmitted.
+constexpr std::array kTimeout = {"completer_retry_err", "local_ack_timeout_err", "to_retransmits"};
+// The responder saw a request again that it had already executed: the request
+// arrived, the ACK for it did not come back in time.
+constexpr std::array kDuplicate = {"duplicate_request", "dup_req"};
+// Receiver not ready: RNR NAKs sent or received, RNR retries exhausted.
+constexpr std::array kRnr = {"rcvd_rnr_err", "send_rnr_err", "retry_rnr_exceeded_err",
+                             "rnr_nak_retry_err", "rnr_naks_rcvd"};
+// Errors on the physical link (InfiniBand port counters) and slow restarts.
+constexpr std::array kLink = {"port_rcv_errors", "port_xmit_discards", "symbol_error",
+                              "link_error_recovery", "roce_slow_restart"};
 
 constexpr std::array kCongestion = {"np_cnp_sent", "rp_cnp_handled", "np_ecn_marked_roce_packets",
                                     "rp_cnp_ignored", "port_xmit_wait"};
+
+// Rates from which a cause WARNs (per million packets). Lost requests hurt most
+// (go-back-N resends everything after them; above 0.1 % throughput collapses),
+// so loss warns an order of magnitude before that. A late ACK costs one timeout
+// and no resent data after it: one in a short healthy test is not worth a warning.
+constexpr double kLossWarnPpm = 100;
+constexpr double kAckLateWarnPpm = 10000;
+constexpr double kRnrWarnPpm = 1000;
 
 std::string leaf(const std::string& name) {
   const auto slash = name.rfind('/');
@@ -31,6 +51,16 @@ template <size_t N>
 bool in(const std::array<const char*, N>& names, const std::string& name) {
   const std::string l = leaf(name);
   return std::any_of(names.begin(), names.end(), [&](const char* n) { return l == n; });
+}
+
+bool is_seq_gap(const std::string& n) { return in(kSeqGap, n) || in(kRetryExceeded, n); }
+bool is_timeout(const std::string& n) { return in(kTimeout, n); }
+bool is_duplicate(const std::string& n) { return in(kDuplicate, n); }
+bool is_retransmission(const std::string& n) { return is_timeout(n) || is_duplicate(n); }
+bool is_rnr(const std::string& n) { return in(kRnr, n); }
+bool is_link(const std::string& n) { return in(kLink, n); }
+bool is_loss_evidence(const std::string& n) {
+  return is_seq_gap(n) || is_retransmission(n) || is_link(n);
 }
 
 std::string evidence(const Counters& d, const std::string& host, bool (*pick)(const std::string&)) {
@@ -79,7 +109,7 @@ Counters delta(const Counters& before, const Counters& after) {
   return d;
 }
 
-bool is_loss_counter(const std::string& name) { return in(kLoss, name); }
+bool is_loss_counter(const std::string& name) { return is_loss_evidence(name); }
 bool is_congestion_counter(const std::string& name) { return in(kCongestion, name); }
 
 uint64_t packets(const Counters& d) {
@@ -103,14 +133,14 @@ std::vector<Finding> counter_findings(const Counters& local, const Counters& pee
   auto per_million = [&](uint64_t events) {
     return pkts > 0 ? static_cast<double>(events) * 1e6 / static_cast<double>(pkts) : 0.0;
   };
-  auto build = [&](const char* id, bool (*pick)(const std::string&), const std::string& what,
-                   const std::string& fix) {
-    const uint64_t events = sum(local, pick) + sum(peer, pick);
-    if (events == 0) return;
+  auto total = [&](bool (*pick)(const std::string&)) { return sum(local, pick) + sum(peer, pick); };
+  auto build = [&](const char* id, uint64_t events, double warn_ppm, const std::string& what,
+                   bool (*pick)(const std::string&), const std::string& fix) {
     Finding f;
     f.id = id;
-    f.severity = Severity::kWarn;
     f.layer = Layer::kPerformance;
+    // Unknown rate (nothing counted): the events alone are worth a warning.
+    f.severity = pkts == 0 || per_million(events) >= warn_ppm ? Severity::kWarn : Severity::kInfo;
     f.summary =
         fmt::format("{} during the test: {} events, {:.0f} per million packets ({} {})", what,
                     events, per_million(events), pkts,
@@ -122,12 +152,49 @@ std::vector<Finding> counter_findings(const Counters& local, const Counters& pee
     f.fix = fix;
     out.push_back(std::move(f));
   };
-  build("packet-loss-during-test", is_loss_counter, "packets were lost or retransmitted",
-        "RoCE retransmits everything after a loss (go-back-N): find the drops (switch port "
-        "counters, ethtool -S, netem/tc), and make the path lossless: PFC + ECN, RoCE traffic in "
-        "its own priority");
-  build("congestion-during-test", is_congestion_counter, "the path signalled congestion",
-        "check ECN/PFC configuration and what else shares the path; spread the load");
+
+  const uint64_t gaps = total(is_seq_gap);
+  const uint64_t timeouts = total(is_timeout);
+  const uint64_t dups = total(is_duplicate);
+  const uint64_t link = total(is_link);
+  // A timeout the responder did not see twice is a request that never arrived
+  // (the last one of a burst leaves no gap behind it). Without the peer's
+  // counters that cannot be told apart, so it counts as loss.
+  const bool peer_known = !peer.empty();
+  const uint64_t lost_tail = timeouts > dups && peer_known ? timeouts - dups : 0;
+  const bool loss = gaps + link + lost_tail > 0 || (timeouts > 0 && !peer_known);
+  const std::string loss_fix =
+      "RoCE retransmits everything after a loss (go-back-N): find the drops (switch port "
+      "counters, ethtool -S, netem/tc), and make the path lossless: PFC + ECN, RoCE traffic in "
+      "its own priority";
+  if (loss) {
+    const uint64_t events = gaps + link + (peer_known ? lost_tail : timeouts);
+    build("packet-loss-during-test", events, kLossWarnPpm,
+          peer_known ? "requests were lost on the way (sequence gaps, NAKs or unanswered "
+                       "retransmissions)"
+                     : "packets were retransmitted (the peer's counters were not available to "
+                       "tell lost requests from late ACKs)",
+          is_loss_evidence, loss_fix);
+  } else if (dups > 0 || timeouts > 0) {
+    build("ack-late", std::max(dups, timeouts), kAckLateWarnPpm,
+          "requests were retransmitted although they had arrived (the receiver saw duplicates, "
+          "no sequence gap): their ACKs came back late or were lost on the way back",
+          is_retransmission,
+          "each late ACK costs one ACK timeout of waiting; a timeout shorter than the path's "
+          "round trip (busy or emulated hosts) causes it, so does loss on the return path: "
+          "check the reverse direction's drops and the QP's timeout (rdmacheck picks it from "
+          "the round trip)");
+  }
+  if (const uint64_t rnr = total(is_rnr); rnr > 0) {
+    build("receiver-not-ready-during-test", rnr, kRnrWarnPpm,
+          "the receiver had no receive buffer posted (RNR NAKs)", is_rnr,
+          "the receiving side must keep enough receives posted (a deeper receive queue); RNR "
+          "waits stall the sender for the RNR timer each time");
+  }
+  if (const uint64_t cong = total(is_congestion_counter); cong > 0) {
+    build("congestion-during-test", cong, 0, "the path signalled congestion", is_congestion_counter,
+          "check ECN/PFC configuration and what else shares the path; spread the load");
+  }
   return out;
 }
 

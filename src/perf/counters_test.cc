@@ -52,5 +52,80 @@ TEST(Counters, CleanRunHasNoFindingsAndCongestionIsItsOwn) {
   EXPECT_NE(f[0].summary.find("4000 per million"), std::string::npos) << f[0].summary;
 }
 
+// The healthy lab at 681e41c: one retransmission in a lat test, the request had
+// arrived (the peer counted it twice, no gap): README's transcript numbers.
+TEST(Counters, OneLateAckOnAHealthyRunIsInfoNotLoss) {
+  const Counters client = {{"hw_counters/sent_pkts", 401},
+                           {"hw_counters/rcvd_pkts", 400},
+                           {"hw_counters/completer_retry_err", 1}};
+  const Counters server = {{"hw_counters/sent_pkts", 400},
+                           {"hw_counters/rcvd_pkts", 402},
+                           {"hw_counters/duplicate_request", 1}};
+  const auto f = counter_findings(client, server, "h2", "h1", 0);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].id, "ack-late");
+  EXPECT_EQ(f[0].severity, Severity::kInfo);
+  EXPECT_NE(f[0].summary.find("although they had arrived"), std::string::npos) << f[0].summary;
+  EXPECT_EQ(f[0].summary.find("lost on the way ("), std::string::npos) << f[0].summary;
+  ASSERT_EQ(f[0].evidence.size(), 2u);
+  EXPECT_EQ(f[0].evidence[0], "h2: hw_counters/completer_retry_err +1");
+  EXPECT_EQ(f[0].evidence[1], "h1: hw_counters/duplicate_request +1");
+}
+
+TEST(Counters, ManyLateAcksWarn) {
+  const Counters client = {{"hw_counters/sent_pkts", 500}, {"hw_counters/completer_retry_err", 20}};
+  const Counters server = {{"hw_counters/rcvd_pkts", 500}, {"hw_counters/duplicate_request", 20}};
+  const auto f = counter_findings(client, server, "h2", "h1", 0);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].id, "ack-late");
+  EXPECT_EQ(f[0].severity, Severity::kWarn);
+}
+
+// A duplicate next to a sequence gap is the go-back-N resend after a loss, not a late ACK.
+TEST(Counters, DuplicatesWithAGapAreLoss) {
+  const Counters client = {{"hw_counters/sent_pkts", 10000},
+                           {"hw_counters/completer_retry_err", 3}};
+  const Counters server = {{"hw_counters/rcvd_pkts", 10000},
+                           {"hw_counters/duplicate_request", 2},
+                           {"hw_counters/out_of_seq_request", 5}};
+  const auto f = counter_findings(client, server, "h2", "h1", 0);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].id, "packet-loss-during-test");
+  EXPECT_EQ(f[0].severity, Severity::kWarn);
+  EXPECT_EQ(f[0].evidence[1],
+            "h1: hw_counters/duplicate_request +2, hw_counters/out_of_seq_request +5");
+}
+
+// The last request of a burst lost: the sender timed out, the receiver saw
+// neither a gap nor a duplicate (the resend was the PSN it expected).
+TEST(Counters, TimeoutWithoutDuplicateIsALostRequest) {
+  const Counters client = {{"hw_counters/sent_pkts", 100}, {"hw_counters/completer_retry_err", 1}};
+  const Counters server = {{"hw_counters/rcvd_pkts", 100}};
+  const auto f = counter_findings(client, server, "h2", "h1", 0);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].id, "packet-loss-during-test");
+  EXPECT_NE(f[0].summary.find("1 events, 10000 per million"), std::string::npos) << f[0].summary;
+}
+
+TEST(Counters, TimeoutsWithoutThePeersCountersSayTheyCannotTell) {
+  const Counters client = {{"hw_counters/sent_pkts", 100}, {"hw_counters/completer_retry_err", 1}};
+  const auto f = counter_findings(client, Counters{}, "h2", "h1", 0);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].id, "packet-loss-during-test");
+  EXPECT_NE(f[0].summary.find("not available"), std::string::npos) << f[0].summary;
+}
+
+TEST(Counters, RnrIsItsOwnCauseWithItsOwnRate) {
+  const Counters client = {{"hw_counters/sent_pkts", 100000}, {"hw_counters/rcvd_rnr_err", 3}};
+  const Counters server = {{"hw_counters/rcvd_pkts", 100000}, {"hw_counters/send_rnr_err", 3}};
+  const auto f = counter_findings(client, server, "h2", "h1", 0);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].id, "receiver-not-ready-during-test");
+  EXPECT_EQ(f[0].severity, Severity::kInfo);  // 60 per million
+  const Counters busy = {{"hw_counters/sent_pkts", 1000}, {"hw_counters/rcvd_rnr_err", 30}};
+  const Counters peer = {{"hw_counters/rcvd_pkts", 1000}};
+  EXPECT_EQ(counter_findings(busy, peer, "h2", "h1", 0)[0].severity, Severity::kWarn);
+}
+
 }  // namespace
 }  // namespace rdmacheck::perf
