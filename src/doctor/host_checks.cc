@@ -2,6 +2,7 @@
 // and the packet filter (RoCE v2 is UDP port 4791).
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "doctor/check.h"
@@ -146,7 +147,9 @@ std::vector<CheckResult> check_firewall(const Machine& m) {
     return {c};
   }
   c.fact("blocking_rules", r.rules.size());
-  if (!r.rules.empty()) {
+  const bool every_packet = std::any_of(r.blocking.begin(), r.blocking.end(),
+                                        [](const BlockingRule& b) { return b.only.empty(); });
+  if (every_packet) {
     auto& f = c.add(Severity::kFail, "firewall-blocks-roce",
                     "the packet filter drops RoCE v2 (UDP port 4791): QPs connect but no data "
                     "or ACK gets through (retry exceeded)");
@@ -154,6 +157,14 @@ std::vector<CheckResult> check_firewall(const Machine& m) {
     f.fix =
         "iptables -I INPUT -p udp --dport 4791 -j ACCEPT (and OUTPUT if a rule there drops "
         "it), or delete the rule; do the same on the peer";
+  } else if (!r.rules.empty()) {
+    auto& f = c.add(Severity::kWarn, "firewall-blocks-some-roce",
+                    "the packet filter drops some RoCE v2 (UDP port 4791) packets: those its "
+                    "rules match (by size, address, interface, ...); the rest pass");
+    f.evidence = r.rules;
+    f.fix =
+        "exempt RoCE before the rule: iptables -I INPUT -p udp --dport 4791 -j ACCEPT, or nft "
+        "insert rule inet filter input udp dport 4791 accept";
   }
   return {c};
 }

@@ -1,4 +1,9 @@
-// Whether this host's packet filter would drop RoCE v2 (UDP port 4791).
+// Whether this host's packet filter would drop RoCE v2 (UDP destination port
+// 4791), evaluated as the kernel walks its chains for such a packet: rules in
+// order, jumps into user chains, the first ACCEPT or DROP that matches every
+// RoCE packet ends the walk, and a base chain's policy decides what falls off
+// its end. RoCE v2 packets never belong to a conntrack flow (requests and ACKs
+// both go to port 4791), so "ct state established" never matches them.
 // Parsers are pure functions over the real tools' own output.
 #pragma once
 
@@ -7,29 +12,52 @@
 
 namespace rdmacheck {
 
-struct FirewallReport {
-  bool readable = false;           // false: neither iptables nor nft could be read
-  std::vector<std::string> rules;  // rules that drop or reject UDP 4791, as the tool printed them
-  std::string source;              // "iptables -S", "nft list ruleset"
-  std::string note;                // why it could not be read
+// A rule, or a chain's policy, that drops or rejects RoCE v2 packets.
+struct BlockingRule {
+  std::string tool;   // "nft", "iptables", "ip6tables"
+  std::string chain;  // "inet filter input", "INPUT"
+  std::string text;   // the rule as written (nft rendered from its JSON)
+  std::string only;   // "" = every RoCE v2 packet; else what limits it ("by meta length")
 };
 
-// Lines of `iptables -S` / `ip6tables -S` that DROP or REJECT UDP 4791 in INPUT or OUTPUT.
+struct FirewallReport {
+  bool readable = false;               // false: neither nft nor iptables could be read
+  std::vector<BlockingRule> blocking;  // in the order the kernel meets them
+  std::vector<std::string> rules;      // render() of each, for callers that want text
+  std::string source;                  // "nft -j list ruleset", "iptables-save"
+  std::string note;                    // why it could not be read
+};
+
+// "iptables -A INPUT -p udp --dport 4791 -j DROP", with
+// " [matches only some packets: ...]" when it does not match every RoCE packet.
+std::string render(const BlockingRule& r);
+// Whether a rendered rule (also as the peer sent it) matches only some RoCE packets.
+bool matches_only_some(const std::string& rendered);
+
+// `iptables-save` / `iptables -S` (either format; the filter table), as the tool it came from.
+std::vector<BlockingRule> roce_blocking_iptables(const std::string& text,
+                                                 const std::string& tool = "iptables");
+// `nft -j list ruleset`.
+std::vector<BlockingRule> roce_blocking_nft_json(const std::string& json);
+
+// Older captures: explicit drop rules in `iptables -S` and `nft list ruleset` text.
 std::vector<std::string> roce_blocking_iptables_rules(const std::string& iptables_s);
-// Rules of `nft list ruleset` in input/output hooks that drop or reject UDP 4791.
 std::vector<std::string> roce_blocking_nft_rules(const std::string& ruleset);
 
 // What one packet-filter tool printed; kept raw so a capture can replay it.
 struct ToolRun {
-  std::string command;   // "iptables -S"
+  std::string command;   // "nft -j list ruleset"
   bool started = false;  // false: not installed
   int exit_status = -1;  // -1: killed at its deadline or by a signal
   std::string out;
 };
 
-// Runs iptables -S, ip6tables -S and nft list ruleset, each bounded in time.
+// Runs nft -j list ruleset, iptables-legacy-save, ip6tables-legacy-save,
+// iptables-save and ip6tables-save, each bounded in time.
 std::vector<ToolRun> collect_firewall_outputs();
-// Pure: the report those outputs give (iptables rules first, nft when they name none).
+// Pure: the report those outputs give. nft's JSON is preferred (iptables-nft
+// rules are in it); legacy iptables tables are added; without nft, the
+// iptables text; old captures (iptables -S, nft list ruleset) still replay.
 FirewallReport evaluate_firewall(const std::vector<ToolRun>& runs);
 // evaluate_firewall(collect_firewall_outputs()).
 FirewallReport read_firewall();

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 namespace rdmacheck {
 namespace {
 
@@ -90,6 +93,131 @@ TEST(Firewall, FallsBackToNftAndSaysWhyWhenNothingIsReadable) {
   EXPECT_FALSE(r.readable);
   EXPECT_EQ(r.note,
             "iptables -S failed (root needed?); ip6tables not installed; nft not installed");
+}
+
+// /etc/sysconfig/iptables as RHEL/CentOS 7's iptables-services package ships
+// it (iptables-save format): no explicit UDP 4791 rule, a final REJECT.
+constexpr const char* kRhelDefault = R"(*filter
+:INPUT ACCEPT [0:0]
+:FORWARD ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+-A INPUT -m state --state RELATED,ESTABLISHED -j ACCEPT
+-A INPUT -p icmp -j ACCEPT
+-A INPUT -i lo -j ACCEPT
+-A INPUT -p tcp -m state --state NEW -m tcp --dport 22 -j ACCEPT
+-A INPUT -j REJECT --reject-with icmp-host-prohibited
+-A FORWARD -j REJECT --reject-with icmp-host-prohibited
+COMMIT
+)";
+
+TEST(Firewall, AFinalRejectBlocksAndEstablishedDoesNotLetRoceThrough) {
+  const auto b = roce_blocking_iptables(kRhelDefault);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].text, "-A INPUT -j REJECT --reject-with icmp-host-prohibited");
+  EXPECT_EQ(b[0].only, "");
+  EXPECT_EQ(render(b[0]), "iptables -A INPUT -j REJECT --reject-with icmp-host-prohibited");
+}
+
+TEST(Firewall, AnExplicitAcceptBeforeTheRejectLetsRoceThrough) {
+  std::string text = kRhelDefault;
+  const std::string reject = "-A INPUT -j REJECT";
+  text.insert(text.find(reject), "-A INPUT -p udp -m udp --dport 4791 -j ACCEPT\n");
+  EXPECT_TRUE(roce_blocking_iptables(text).empty());
+}
+
+// ufw's layout (iptables-save of ufw 0.36 after `ufw default deny incoming`,
+// trimmed to the chains a RoCE packet walks): policy DROP, jumps into user chains.
+constexpr const char* kUfw = R"(*filter
+:INPUT DROP [0:0]
+:FORWARD DROP [0:0]
+:OUTPUT ACCEPT [0:0]
+:ufw-before-input - [0:0]
+:ufw-user-input - [0:0]
+-A INPUT -j ufw-before-input
+-A ufw-before-input -i lo -j ACCEPT
+-A ufw-before-input -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
+-A ufw-before-input -p udp -m udp --sport 67 --dport 68 -j ACCEPT
+-A ufw-before-input -j ufw-user-input
+-A ufw-user-input -p tcp -m tcp --dport 22 -j ACCEPT
+COMMIT
+)";
+
+TEST(Firewall, APolicyDropIsADefaultDeny) {
+  const auto b = roce_blocking_iptables(kUfw);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].text, "-P INPUT DROP");
+  EXPECT_EQ(b[0].only, "");
+  std::string open = kUfw;
+  open.insert(open.find("COMMIT"), "-A ufw-user-input -p udp -m udp --dport 4791 -j ACCEPT\n");
+  EXPECT_TRUE(roce_blocking_iptables(open).empty());
+}
+
+TEST(Firewall, RulesThatMatchOnlySomePacketsSaySo) {
+  const auto b = roce_blocking_iptables(
+      "-P INPUT ACCEPT\n"
+      "-A INPUT -p udp -m udp --dport 4791 -m length --length 1100:65535 -j DROP\n");
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].only, "by --length 1100:65535");
+  EXPECT_TRUE(matches_only_some(render(b[0])));
+  // Accepted from one subnet, dropped by the policy otherwise.
+  const auto s = roce_blocking_iptables(
+      "-P INPUT DROP\n-A INPUT -s 10.0.0.0/8 -p udp -m udp --dport 4791 -j ACCEPT\n");
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].text, "-P INPUT DROP");
+  EXPECT_EQ(s[0].only,
+            "not those accepted earlier by: -A INPUT -s 10.0.0.0/8 -p udp -m udp --dport 4791 -j "
+            "ACCEPT");
+}
+
+TEST(Firewall, NewCapturesPreferNftJson) {
+  const std::string json = R"({"nftables": [
+    {"table": {"family": "inet", "name": "filter", "handle": 1}},
+    {"chain": {"family": "inet", "table": "filter", "name": "input", "handle": 1,
+               "type": "filter", "hook": "input", "prio": 0, "policy": "drop"}},
+    {"rule": {"family": "inet", "table": "filter", "chain": "input", "handle": 2,
+              "expr": [{"match": {"op": "==", "left": {"payload": {"protocol": "tcp", "field": "dport"}},
+                                  "right": 4792}}, {"accept": null}]}}]})";
+  const auto r = evaluate_firewall({{"nft -j list ruleset", true, 0, json},
+                                    {"iptables-legacy-save", false, -1, ""},
+                                    {"iptables-save", true, 0, kRhelDefault}});
+  EXPECT_TRUE(r.readable);
+  EXPECT_EQ(r.source, "nft -j list ruleset");
+  ASSERT_EQ(r.rules.size(), 1u);
+  EXPECT_EQ(r.rules[0], "nft inet filter input: table inet filter chain input policy drop");
+}
+
+std::string fixture(const std::string& name) {
+  std::ifstream in(std::string(RDMACHECK_FIXTURES "/firewall/") + name);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The lab guest's default deny (see tests/fixtures/README.md): a policy drop,
+// a length-matching drop, an accept for one subnet, and an iptables-nft rule.
+TEST(Firewall, TheLabsDefaultDenyAsNftJsonShowsIt) {
+  const auto b = roce_blocking_nft_json(fixture("rxe-lab-default-deny.nft.json"));
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(b[0].chain, "inet filter input");
+  EXPECT_EQ(b[0].text, "udp dport 4791 meta length 1100-65535 drop");
+  EXPECT_EQ(b[0].only, "by meta length 1100-65535");
+  EXPECT_EQ(b[1].text, "table inet filter chain input policy drop");
+  EXPECT_EQ(b[1].only,
+            "not those accepted earlier by: ip saddr 198.18.0.0/24 udp dport 4791 accept");
+  EXPECT_EQ(b[2].chain, "ip filter INPUT");
+  // iptables-nft's -m length shows in nft's JSON only as an xt match.
+  EXPECT_EQ(b[2].text, "meta l4proto udp xt match length udp dport 4791 drop");
+  EXPECT_EQ(b[2].only, "by xt match length");
+  // "ct state established,related accept" did not count as letting RoCE in.
+}
+
+TEST(Firewall, TheSameGuestsIptablesSaveSeesOnlyItsOwnTable) {
+  const auto b = roce_blocking_iptables(fixture("rxe-lab-default-deny.iptables-save.txt"));
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].only, "by --length 2000:65535");
+  EXPECT_EQ(render(b[0]),
+            "iptables -A INPUT -p udp -m length --length 2000:65535 -m udp --dport 4791 -j DROP "
+            "[matches only some packets: by --length 2000:65535]");
 }
 
 }  // namespace
