@@ -100,6 +100,7 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
   };
   auto with_timeline = [&](SessionFailure f) {
     f.local_timeline = s.local_timeline;
+    f.local_address = eo.local_address;
     return f;
   };
   if (r.cm) {
@@ -128,6 +129,7 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
     f.local = hello.facts;
     f.warnings = s.ep->warnings;
     f.local_timeline = s.local_timeline;
+    f.local_address = eo.local_address;
     if (keep_session) {
       f.peer = s.welcome.facts;
       f.session = std::make_unique<ClientSession>(std::move(s));

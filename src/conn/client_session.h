@@ -60,6 +60,7 @@ struct SessionFailure {
   std::optional<proto::HostFacts> peer;
   std::vector<std::string> warnings;
   std::vector<proto::Step> local_timeline;  // our QP's steps up to the failure
+  std::string local_address;                // ours towards the peer, once TCP connected
   // From the welcome on the server holds a session: the caller may still say
   // done and read its bye (peer timeline, firewall view) before closing it.
   std::unique_ptr<ClientSession> session;

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "host/firewall.h"
+
 namespace rdmacheck::conn {
 namespace {
 
@@ -30,16 +32,81 @@ std::string loss_evidence(const ConnObservation& o) {
   return o.error;
 }
 
+// The firewall rules both sides reported, split by whether they match every
+// RoCE v2 packet or only some (by length, address, interface, ...).
+struct FirewallRules {
+  std::vector<std::string> all;
+  std::vector<std::string> some;
+  [[nodiscard]] bool empty() const { return all.empty() && some.empty(); }
+};
+
+FirewallRules firewall_rules(const ConnObservation& o) {
+  FirewallRules r;
+  auto add = [&](const std::string& where, const std::string& rule) {
+    (matches_only_some(rule) ? r.some : r.all).push_back(where + rule);
+  };
+  // The server joins its rules with "; " in its bye.
+  size_t from = 0;
+  while (from < o.peer_firewall.size()) {
+    const auto end = o.peer_firewall.find("; ", from);
+    add(fmt::format("on {}: ", o.host), o.peer_firewall.substr(from, end - from));
+    if (end == std::string::npos) break;
+    from = end + 2;
+  }
+  for (const auto& rule : o.local_firewall) add("on this host: ", rule);
+  return r;
+}
+
+// The ladder's first failure and the size that passed before it.
+std::pair<const LadderResult*, const LadderResult*> ladder_break(const ConnObservation& o) {
+  const LadderResult* last_ok = nullptr;
+  for (const auto& l : o.ladder) {
+    if (!l.ok) return {last_ok, &l};
+    last_ok = &l;
+  }
+  return {last_ok, nullptr};
+}
+
 // Causes of "RC QPs reached RTS, packets never acknowledged", ranked by evidence.
 void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
-  const bool peer_fw = !o.peer_firewall.empty();
-  const bool local_fw = !o.local_firewall.empty();
-  if (peer_fw || local_fw) {
-    Finding f = make_finding("firewall-blocks-roce", Severity::kFail, Layer::kConnection,
-                             "a firewall drops RoCE v2 (UDP 4791): the TCP handshake passed but no "
-                             "RDMA packet was acknowledged");
-    if (peer_fw) f.evidence.push_back(fmt::format("on {}: {}", o.host, o.peer_firewall));
-    for (const auto& r : o.local_firewall) f.evidence.push_back("on this host: " + r);
+  const FirewallRules fw = firewall_rules(o);
+  const auto [last_ok, first_bad] = ladder_break(o);
+  const bool mtu_differs = o.local && o.peer && o.local->netdev_mtu != 0 &&
+                           o.peer->netdev_mtu != 0 && o.local->netdev_mtu != o.peer->netdev_mtu;
+  const bool some_passed = o.pings_ok > 0 || last_ok != nullptr;
+  if (!fw.empty() && some_passed && first_bad != nullptr) {
+    // Small messages pass, large ones die, and a rule matches RoCE: the rule
+    // (by length, most often) is the cause and the black hole its consequence.
+    Finding f = make_finding(
+        "firewall-blocks-some-roce", Severity::kFail, Layer::kConnection,
+        fmt::format("a firewall rule drops some RoCE v2 (UDP 4791) packets: messages up to {} "
+                    "bytes pass, {} bytes fail",
+                    last_ok != nullptr ? last_ok->size : 0, first_bad->size));
+    for (const auto* rules : {&fw.some, &fw.all}) {
+      f.evidence.insert(f.evidence.end(), rules->begin(), rules->end());
+    }
+    f.evidence.push_back(fmt::format("{} B: {}", first_bad->size, first_bad->error));
+    if (mtu_differs) {
+      f.evidence.push_back(fmt::format("netdev MTU {} here, {} on {}", o.local->netdev_mtu,
+                                       o.peer->netdev_mtu, o.host));
+    }
+    f.fix =
+        "delete the rule or exempt RoCE from it: nft insert rule inet filter input udp dport 4791 "
+        "accept (iptables -I INPUT -p udp --dport 4791 -j ACCEPT) on the host whose rule is shown";
+    out.push_back(std::move(f));
+    return;
+  }
+  if (!fw.empty() && !some_passed) {
+    const bool all = !fw.all.empty();
+    Finding f = make_finding(
+        all ? "firewall-blocks-roce" : "firewall-blocks-some-roce", Severity::kFail,
+        Layer::kConnection,
+        all ? "a firewall drops RoCE v2 (UDP 4791): the TCP handshake passed but no RDMA packet "
+              "was acknowledged"
+            : "no RDMA packet was acknowledged, and a firewall rule matches some RoCE v2 (UDP "
+              "4791) packets (see what it matches)");
+    f.evidence = fw.all;
+    f.evidence.insert(f.evidence.end(), fw.some.begin(), fw.some.end());
     f.evidence.push_back(loss_evidence(o));
     f.fix = "iptables -I INPUT -p udp --dport 4791 -j ACCEPT (on the host whose rule is shown)";
     out.push_back(std::move(f));
@@ -65,14 +132,6 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
     }
   }
   // Small sizes passing and larger ones failing is a path-MTU problem.
-  const LadderResult* last_ok = nullptr;
-  const LadderResult* first_bad = nullptr;
-  for (const auto& l : o.ladder) {
-    if (l.ok && first_bad == nullptr) last_ok = &l;
-    if (!l.ok && first_bad == nullptr) first_bad = &l;
-  }
-  const bool mtu_differs = o.local && o.peer && o.local->netdev_mtu != 0 &&
-                           o.peer->netdev_mtu != 0 && o.local->netdev_mtu != o.peer->netdev_mtu;
   if (last_ok != nullptr && first_bad != nullptr) {
     Finding f =
         make_finding("mtu-black-hole", Severity::kFail, Layer::kConnection,
@@ -102,7 +161,7 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
     Finding f = make_finding("roce-packets-lost", Severity::kFail, Layer::kConnection,
                              "the queue pairs reached RTS but no RDMA packet was acknowledged");
     f.evidence.push_back(loss_evidence(o));
-    if (o.peer_firewall.empty()) {
+    if (fw.empty()) {
       f.evidence.push_back(fmt::format("no rule dropping UDP 4791 found on this host{}",
                                        o.peer ? " or the peer" : ""));
     }
@@ -113,7 +172,125 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
   }
 }
 
+bool link_local(const std::string& gid) { return gid.rfind("fe80:", 0) == 0; }
+bool v4_mapped(const std::string& gid) {
+  return gid.rfind("0000:0000:0000:0000:0000:ffff:", 0) == 0;
+}
+const char* family(const std::string& gid) {
+  if (v4_mapped(gid)) return "IPv4";
+  return link_local(gid) ? "link-local IPv6" : "IPv6";
+}
+
+std::string describe(const Selection& s) {
+  return fmt::format("{} port {} GID {} ({}, {}{})", s.device, s.port, s.gid_index, s.gid,
+                     s.gid_type, s.netdev.empty() ? "" : ", " + s.netdev);
+}
+
+// The flag the failure is put down to, and the value rdmacheck would use instead.
+struct Blame {
+  std::string id;
+  std::string flag;
+  std::string instead;
+};
+
+Blame blame(const UserSelection& u) {
+  const Selection& a = *u.automatic;
+  const bool open = u.forced.has_value();
+  if (u.gid && (!open || u.forced->gid != a.gid) &&
+      (!u.device || (open && u.forced->device == a.device))) {
+    return {"forced-gid-unusable", fmt::format("-x {}", open ? u.forced->gid_index : -1),
+            fmt::format("-x {}", a.gid_index)};
+  }
+  if (u.port && (!open || u.forced->port != a.port)) {
+    return {"forced-port-unusable", fmt::format("--ib-port {}", open ? u.forced->port : 0),
+            fmt::format("--ib-port {}", a.port)};
+  }
+  if (u.device) {
+    return {"forced-device-unusable", fmt::format("-d {}", open ? u.forced->device : "?"),
+            fmt::format("-d {}", a.device)};
+  }
+  return {"forced-gid-unusable", "-x", fmt::format("-x {}", a.gid_index)};
+}
+
+// A failure whose cause is what the user forced: the flag's finding on top,
+// the failure it caused folded under it as evidence.
+void blame_user_selection(const ConnObservation& o, std::vector<Finding>& out) {
+  const UserSelection& u = o.user;
+  if (!u.any() || !u.automatic) return;
+  // Only the RDMA side's failures can come from the device, port or GID: not
+  // a name that does not resolve nor a TCP connection refused.
+  const bool rdma_stage = o.failed == Stage::kLocalSetup || o.failed == Stage::kQpSetup ||
+                          o.failed == Stage::kCmConnect || o.failed == Stage::kTraffic ||
+                          (o.failed == Stage::kHandshake && o.failed_call == "peer");
+  if (!rdma_stage) return;
+  const std::string why = why_selection_fails(u, o.peer, o.error);
+  if (why.empty()) return;
+  Blame b = blame(u);
+  if (!u.forced) {
+    // The flags named something that could not be opened; say what they were.
+    b.flag = u.gid ? "-x" : u.port ? "--ib-port" : "-d";
+  }
+  Finding f = make_finding(b.id, Severity::kFail, Layer::kConnection,
+                           fmt::format("{} selected {}: {}; without it rdmacheck uses {}", b.flag,
+                                       u.forced ? describe(*u.forced)
+                                                : std::string("something that could not be opened"),
+                                       why, describe(*u.automatic)));
+  f.evidence.push_back(fmt::format("what failed: {} ({})", name_of(o.failed), o.error));
+  for (const auto& c : out) {
+    f.evidence.push_back(
+        fmt::format("consequence: {} {}: {}", severity_name(c.severity), c.id, c.summary));
+  }
+  f.fix = fmt::format("drop {} and let rdmacheck choose, or give {}", b.flag, b.instead);
+  out.clear();
+  out.push_back(std::move(f));
+}
 }  // namespace
+
+std::string why_selection_fails(const UserSelection& u, const std::optional<proto::HostFacts>& peer,
+                                const std::string& open_error) {
+  if (!u.any() || !u.automatic) return {};
+  const Selection& a = *u.automatic;
+  if (!u.forced) return "it could not be used: " + open_error;
+  const Selection& s = *u.forced;
+  if (u.port && s.port_state != "ACTIVE") {
+    return fmt::format("port {} is {}: nothing is sent or received on it", s.port,
+                       s.port_state.empty() ? "not ACTIVE" : s.port_state);
+  }
+  if (u.device && s.device != a.device && !s.netdev.empty() && !a.netdev.empty() &&
+      s.netdev != a.netdev) {
+    return fmt::format("{} sits on {}, but this host reaches the peer ({}) through {}", s.device,
+                       s.netdev, u.local_address, a.netdev);
+  }
+  if (!u.gid && !u.device) return {};
+  if (s.gid == a.gid) return {};
+  const std::string peer_gid = peer && !peer->gid.empty() ? peer->gid : a.gid;
+  const std::string peer_says =
+      peer && !peer->gid.empty()
+          ? fmt::format("the peer's GID is {} ({})", peer->gid, family(peer->gid))
+          : fmt::format("this host reaches the peer from {} ({})", u.local_address, family(a.gid));
+  if (s.gid_type != a.gid_type) {
+    return fmt::format("it is a {} GID and the path needs {} ({})", s.gid_type, a.gid_type,
+                       s.gid_type == "RoCE v1"
+                           ? "RoCE v1 is raw Ethernet: not routable, no UDP 4791"
+                           : "both sides must use the same RoCE version");
+  }
+  if (link_local(s.gid) && !link_local(peer_gid)) {
+    return "a link-local IPv6 GID only reaches peers on the same link that use IPv6 GIDs too; " +
+           peer_says;
+  }
+  if (v4_mapped(s.gid) != v4_mapped(peer_gid)) {
+    return fmt::format(
+        "it is an {} GID and {}: both ends of a RoCE v2 path use one address "
+        "family",
+        family(s.gid), peer_says);
+  }
+  if (!s.netdev.empty() && !a.netdev.empty() && s.netdev != a.netdev) {
+    return fmt::format("it belongs to {}, but this host reaches the peer ({}) through {}", s.netdev,
+                       u.local_address, a.netdev);
+  }
+  return fmt::format("it is not the GID of {}, the address this host uses towards the peer",
+                     u.local_address);
+}
 
 std::vector<Finding> diagnose(const ConnObservation& o) {
   std::vector<Finding> out;
@@ -169,6 +346,17 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
       break;
     }
     case Stage::kHandshake: {
+      if (o.failed_call == "peer") {
+        // The server answered, with its reason for not running the test.
+        Finding f = make_finding("server-refused", Severity::kFail, Layer::kConnection,
+                                 fmt::format("{} refused the test: {}", o.host, o.error));
+        f.evidence.push_back(fmt::format("the server's message: {}", o.error));
+        f.fix = fmt::format(
+            "run 'rdmacheck doctor' on {}; check its -d/--ib-port/-x and this host's, and its log",
+            o.host);
+        out.push_back(std::move(f));
+        break;
+      }
       Finding f = make_finding("handshake-failed", Severity::kFail, Layer::kConnection,
                                fmt::format("the handshake with {} failed", o.host));
       f.evidence.push_back(o.error);
@@ -244,6 +432,7 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
       break;
     }
   }
+  blame_user_selection(o, out);
   return out;
 }
 

@@ -32,6 +32,29 @@ struct LadderResult {
   std::string error;
 };
 
+// A device, port and GID as one side selected them.
+struct Selection {
+  std::string device;
+  int port = 0;
+  std::string port_state;  // "ACTIVE", "DOWN", ...
+  int gid_index = -1;
+  std::string gid;       // sysfs text
+  std::string gid_type;  // "RoCE v2"
+  std::string netdev;
+};
+
+// What the user forced with -d, --ib-port and -x, what that selected, and what
+// rdmacheck picks by itself, so that a failure can be put down to the flag.
+struct UserSelection {
+  bool device = false;                 // -d given
+  bool port = false;                   // --ib-port given
+  bool gid = false;                    // -x given
+  std::optional<Selection> forced;     // nullopt: the forced selection could not be opened
+  std::optional<Selection> automatic;  // nullopt: nothing forced, or no automatic choice
+  std::string local_address;           // this host's address towards the peer
+  [[nodiscard]] bool any() const { return device || port || gid; }
+};
+
 struct ConnObservation {
   std::string host;  // what the user asked to reach
   uint16_t tcp_port = 0;
@@ -48,9 +71,14 @@ struct ConnObservation {
   std::vector<LadderResult> ladder;
   int pings_ok = 0;
   int pings_sent = 0;
+  UserSelection user;
 };
 
 std::vector<Finding> diagnose(const ConnObservation& o);
+
+// Why what the user forced cannot reach the peer, or "" when nothing says so.
+std::string why_selection_fails(const UserSelection& u, const std::optional<proto::HostFacts>& peer,
+                                const std::string& open_error);
 
 }  // namespace rdmacheck::conn
 

@@ -108,5 +108,110 @@ TEST(Diagnose, MemlockOnRegistration) {
   EXPECT_EQ(ids(diagnose(o)), std::vector<std::string>{"local-setup-failed"});
 }
 
+// A length-matching rule and the black hole it makes are one story, the rule on top.
+TEST(Diagnose, ALengthRuleAndItsBlackHoleAreOneFinding) {
+  auto o = lost(
+      "nft inet filter input: udp dport 4791 meta length 1100-65535 drop [matches only some "
+      "packets: by meta length 1100-65535]");
+  o.pings_ok = 5;
+  o.pings_sent = 5;
+  o.ladder = {{64, true, 10, ""}, {1024, true, 10, ""}, {2048, false, 0, "retry exceeded"}};
+  const auto f = diagnose(o);
+  ASSERT_EQ(ids(f), std::vector<std::string>{"firewall-blocks-some-roce"});
+  EXPECT_NE(f[0].summary.find("up to 1024 bytes pass, 2048 bytes fail"), std::string::npos);
+  EXPECT_NE(f[0].evidence[0].find("on h1: nft inet filter input"), std::string::npos);
+  EXPECT_EQ(f[0].evidence[1], "2048 B: retry exceeded");
+}
+
+// The server's own refusal is not a version problem.
+TEST(Diagnose, AServerThatRefusesSaysWhy) {
+  ConnObservation o;
+  o.host = "h1";
+  o.failed = Stage::kHandshake;
+  o.failed_call = "peer";
+  o.error = "server setup failed: ibv_modify_qp(RTR): Invalid argument";
+  const auto f = diagnose(o);
+  ASSERT_EQ(ids(f), std::vector<std::string>{"server-refused"});
+  EXPECT_EQ(f[0].summary, "h1 refused the test: " + o.error);
+  EXPECT_EQ(f[0].fix.find("same rdmacheck version"), std::string::npos);
+}
+
+Selection rxe_gid(int index, const std::string& gid) {
+  return Selection{.device = "rxe0",
+                   .port = 1,
+                   .port_state = "ACTIVE",
+                   .gid_index = index,
+                   .gid = gid,
+                   .gid_type = "RoCE v2",
+                   .netdev = "eth0"};
+}
+
+// The lab's rxe: GID 0 link-local IPv6, GID 1 the IPv4-mapped address; -x 0.
+ConnObservation forced_link_local() {
+  ConnObservation o;
+  o.host = "h1";
+  o.failed = Stage::kHandshake;
+  o.failed_call = "peer";
+  o.error = "server setup failed: ibv_modify_qp(RTR): Invalid argument";
+  o.user.gid = true;
+  o.user.local_address = "198.18.0.2";
+  o.user.forced = rxe_gid(0, "fe80:0000:0000:0000:5054:00ff:fe12:3402");
+  o.user.automatic = rxe_gid(1, "0000:0000:0000:0000:0000:ffff:c612:0002");
+  return o;
+}
+
+TEST(Diagnose, AForcedLinkLocalGidIsTheTopFindingWithTheValueThatWorks) {
+  const auto f = diagnose(forced_link_local());
+  ASSERT_EQ(ids(f), std::vector<std::string>{"forced-gid-unusable"});
+  EXPECT_EQ(f[0].severity, Severity::kFail);
+  EXPECT_NE(f[0].summary.find("-x 0 selected rxe0 port 1 GID 0 (fe80:"), std::string::npos)
+      << f[0].summary;
+  EXPECT_NE(f[0].summary.find("link-local IPv6 GID"), std::string::npos) << f[0].summary;
+  EXPECT_NE(f[0].summary.find("without it rdmacheck uses rxe0 port 1 GID 1"), std::string::npos)
+      << f[0].summary;
+  EXPECT_EQ(f[0].fix, "drop -x 0 and let rdmacheck choose, or give -x 1");
+  // The refusal it caused is folded under it, not a second finding.
+  EXPECT_NE(f[0].evidence.back().find("consequence: fail server-refused"), std::string::npos);
+}
+
+TEST(Diagnose, AForcedGidThatWorkedIsNotBlamed) {
+  auto o = forced_link_local();
+  o.failed = Stage::kDone;
+  EXPECT_TRUE(diagnose(o).empty());
+  o = forced_link_local();
+  o.failed = Stage::kTcpConnect;  // no GID makes a TCP connection fail
+  o.errnum = ECONNREFUSED;
+  EXPECT_EQ(ids(diagnose(o)), std::vector<std::string>{"server-not-listening"});
+  o = forced_link_local();
+  o.user.forced = o.user.automatic;  // -x 1: what rdmacheck picks anyway
+  EXPECT_EQ(ids(diagnose(o)), std::vector<std::string>{"server-refused"});
+}
+
+TEST(Diagnose, WhySelectionFailsNamesFamilyTypeNetdevAndPortState) {
+  UserSelection u;
+  u.gid = true;
+  u.local_address = "198.18.0.2";
+  u.automatic = rxe_gid(1, "0000:0000:0000:0000:0000:ffff:c612:0002");
+  u.forced = rxe_gid(2, "2001:0db8:0000:0000:0000:0000:0000:0002");
+  EXPECT_NE(why_selection_fails(u, std::nullopt, "").find("it is an IPv6 GID"), std::string::npos);
+  u.forced->gid_type = "RoCE v1";
+  EXPECT_NE(why_selection_fails(u, std::nullopt, "").find("not routable"), std::string::npos);
+  u.forced = rxe_gid(3, "0000:0000:0000:0000:0000:ffff:0a00:0002");
+  u.forced->netdev = "eth1";
+  EXPECT_EQ(why_selection_fails(u, std::nullopt, ""),
+            "it belongs to eth1, but this host reaches the peer (198.18.0.2) through eth0");
+  u = UserSelection{};
+  u.port = true;
+  u.automatic = rxe_gid(1, "x");
+  u.forced = rxe_gid(1, "x");
+  u.forced->port = 2;
+  u.forced->port_state = "DOWN";
+  EXPECT_EQ(why_selection_fails(u, std::nullopt, ""),
+            "port 2 is DOWN: nothing is sent or received on it");
+  u.forced.reset();
+  EXPECT_EQ(why_selection_fails(u, std::nullopt, "rxe0 port 2 GID index 1 is empty"),
+            "it could not be used: rxe0 port 2 GID index 1 is empty");
+}
+
 }  // namespace
 }  // namespace rdmacheck::conn

@@ -9,7 +9,9 @@
 
 #include "conn/client_session.h"
 #include "conn/endpoint.h"
+#include "conn/user_selection.h"
 #include "host/firewall.h"
+#include "net/tcp.h"
 
 namespace rdmacheck::conn {
 namespace {
@@ -301,6 +303,13 @@ PingReport run_ping(const PingOptions& o) {
     return ok_status();
   };
   auto opened = open_client_session(o.target, req, end);
+  // What -d/--ib-port/-x selected against what rdmacheck picks itself.
+  const DeviceChoice& forced = o.target.dev;
+  if (!o.cm && (!forced.device.empty() || forced.ib_port > 0 || forced.gid_index >= 0)) {
+    rep.obs.user =
+        user_selection(read_rdma_devices(o.target.fs), forced,
+                       opened ? local_address(opened->sock) : opened.error().local_address);
+  }
   std::unique_ptr<ClientSession> session;
   if (opened) {
     session = std::make_unique<ClientSession>(std::move(*opened));

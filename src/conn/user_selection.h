@@ -1,0 +1,20 @@
+// What -d/--ib-port/-x select on this host and what rdmacheck picks without
+// them, read from sysfs with the same choice functions the endpoint uses
+// (device_choice.h), so that diagnose can put a failure down to a flag.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "conn/diagnose.h"
+#include "conn/target.h"
+#include "sysfs/rdma_sysfs.h"
+
+namespace rdmacheck::conn {
+
+// LOCAL_ADDRESS: this host's address towards the peer (the TCP socket's).
+// Nothing forced: only the flags (all false) are filled in.
+UserSelection user_selection(const std::vector<DeviceInfo>& devices, const DeviceChoice& forced,
+                             const std::string& local_address);
+
+}  // namespace rdmacheck::conn
