@@ -23,21 +23,49 @@ std::string hostname() {
   return h;
 }
 
-// Adds f to the layer; the same id from another source adds its evidence
-// to the finding already there instead of a second copy.
-void merge(LayerReport& layer, Finding f) {
-  for (auto& have : layer.findings) {
-    if (have.id != f.id) continue;
-    for (auto& e : f.evidence) {
-      std::string line = f.host.empty() ? e : fmt::format("{} (from {}'s doctor)", e, f.host);
-      if (std::find(have.evidence.begin(), have.evidence.end(), line) == have.evidence.end()) {
-        have.evidence.push_back(std::move(line));
-      }
+void merge(LayerReport& layer, Finding f) { merge_finding(layer.findings, std::move(f)); }
+
+bool is_port_finding(const Finding& f) { return f.id.rfind("port-", 0) == 0 && !f.subject.empty(); }
+
+// (subject, state) of every port the doctor looked at, in its order.
+std::vector<std::pair<std::string, std::string>> port_states(const doctor::DoctorReport& d) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& c : d.checks) {
+    if (c.check != "port-state") continue;
+    for (const auto& [k, v] : c.facts) {
+      if (k == "state" && v.is_string()) out.emplace_back(c.subject, v.get<std::string>());
     }
-    have.severity = std::max(have.severity, f.severity);
-    return;
   }
-  layer.findings.push_back(std::move(f));
+  return out;
+}
+
+// What the connection layer's traffic showed, in words; "" when it did not pass.
+std::string traffic_passed(const CheckReport& r) {
+  if (r.pings.empty()) return {};
+  const auto& rc = r.pings.front();
+  if (rc.obs.failed != conn::Stage::kDone || rc.obs.pings_ok == 0) return {};
+  return fmt::format("{}/{} RC pings{} to {} were answered", rc.obs.pings_ok, rc.obs.pings_sent,
+                     rc.obs.ladder.empty() ? "" : " and the size ladder", r.options.host);
+}
+
+// A forced -d/--ib-port/-x that explains the failure takes the probes'
+// warnings about the same selection as its evidence.
+void fold_warnings_under_forced_selection(LayerReport& l) {
+  auto forced = std::find_if(l.findings.begin(), l.findings.end(), [](const Finding& f) {
+    return f.id.rfind("forced-", 0) == 0 && f.severity == Severity::kFail;
+  });
+  if (forced == l.findings.end()) return;
+  Finding& top = *forced;
+  std::vector<Finding> kept;
+  for (auto& f : l.findings) {
+    if (&f != &top && f.id == "ping-warning") {
+      top.evidence.push_back("warned: " + f.summary);
+    }
+  }
+  for (auto& f : l.findings) {
+    if (f.id != "ping-warning") kept.push_back(std::move(f));
+  }
+  l.findings = std::move(kept);
 }
 
 LayerReport& layer(CheckReport& r, Layer l) { return r.layers[static_cast<size_t>(l)]; }
@@ -157,7 +185,9 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
   const auto local_doc = doctor::run_doctor(fs, *sources);
   r.local_doctor = doctor::to_json(local_doc);
   std::vector<Finding> deferred;
-  for (auto f : local_doc.findings()) {
+  std::vector<Finding> local_findings = local_doc.findings();
+  scope_to_port(local_findings, port_under_test(port_states(local_doc), o.device, o.ib_port));
+  for (auto f : local_findings) {
     f.host = me;
     if (f.layer == Layer::kDevice) {
       merge(layer(r, Layer::kDevice), std::move(f));
@@ -169,11 +199,16 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
     not_run(r, 0, "the deadline passed during " + r.expired_in);
     return done();
   }
+  // The peer's port findings wait for the connection layer to say which port
+  // its server uses; without that answer they count as they are.
+  std::vector<Finding> peer_ports;
   if (auto peer = ask_peer_doctor(o, std::min(end, deadline_in(std::chrono::seconds(30))))) {
     r.peer_doctor = to_json(peer->findings);
     for (auto f : peer->findings) {
       f.host = peer->hostname;
-      if (f.layer == Layer::kDevice) {
+      if (f.layer == Layer::kDevice && is_port_finding(f)) {
+        peer_ports.push_back(std::move(f));
+      } else if (f.layer == Layer::kDevice) {
         merge(layer(r, Layer::kDevice), std::move(f));
       } else {
         deferred.push_back(std::move(f));
@@ -182,6 +217,8 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
   }
   finish_layer(layer(r, Layer::kDevice), t1);
   if (layer(r, Layer::kDevice).status == LayerStatus::kFail) {
+    for (auto& f : peer_ports) merge(layer(r, Layer::kDevice), std::move(f));
+    finish_layer(layer(r, Layer::kDevice), t1);
     not_run(r, 1, "the device layer failed");
     return done();
   }
@@ -233,14 +270,26 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
     r.tcp_probe = conn::run_tcp_probe(tp);
     add_tcp_evidence(*r.tcp_probe, layer(r, Layer::kConnection).findings);
   }
+  if (r.peer) scope_to_port(peer_ports, fmt::format("{}/{}", r.peer->device, r.peer->port));
+  for (auto& f : peer_ports) merge(layer(r, Layer::kDevice), std::move(f));
   if (r.local && r.peer) {
     for (auto& f : compare_hosts(*r.local, *r.peer, o.target.host)) {
       merge(layer(r, Layer::kDevice), std::move(f));
     }
-    layer(r, Layer::kDevice).status = status_of(layer(r, Layer::kDevice).findings);
   }
+  layer(r, Layer::kDevice).status = status_of(layer(r, Layer::kDevice).findings);
+  fold_warnings_under_forced_selection(layer(r, Layer::kConnection));
+  // Observation first: configuration read by the doctors explains a failure
+  // the probes saw; it never fails a layer whose traffic passed.
+  const std::string passed = traffic_passed(r);
   for (auto& f : deferred) {
-    if (f.layer == Layer::kConnection) merge(layer(r, Layer::kConnection), f);
+    if (f.layer != Layer::kConnection) continue;
+    auto& l2 = layer(r, Layer::kConnection).findings;
+    const bool told = std::any_of(l2.begin(), l2.end(), [&](const Finding& h) {
+      return h.id == f.id && h.host.empty();  // the probe's own finding already names the rule
+    });
+    if (told) continue;
+    merge(layer(r, Layer::kConnection), passed.empty() ? f : judged_by_traffic(f, passed));
   }
   finish_layer(layer(r, Layer::kConnection), t2);
   if (!r.expired_in.empty()) {

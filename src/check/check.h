@@ -82,4 +82,22 @@ std::vector<perf::Spec> perf_plan(const CheckOptions& o);
 // The most important findings first: failures, then warnings, by layer.
 std::vector<Finding> top_findings(const CheckReport& r, size_t n);
 
+// Adds f to the findings; the same id again (from the other host or another
+// probe) merges into the one already there: both hosts named, each evidence
+// line once (tagged with its host once two hosts speak).
+void merge_finding(std::vector<Finding>& fs, Finding f);
+
+// The port a host tests ("rxe0/1"): the one -d/--ib-port name, else the first
+// ACTIVE port (of the named device). ports: (subject "dev/port", state), in
+// the doctor's order. "" when nothing is known.
+std::string port_under_test(const std::vector<std::pair<std::string, std::string>>& ports,
+                            const std::string& device, int port);
+// Port findings about any other port than under_test become INFO: the device
+// layer judges the port under test; another port's state never stops a check.
+void scope_to_port(std::vector<Finding>& fs, const std::string& under_test);
+
+// A configuration finding (doctor's) about a layer whose traffic passed: it
+// explains no failure, so it is a WARN at most and says what passed.
+Finding judged_by_traffic(Finding f, const std::string& what_passed);
+
 }  // namespace rdmacheck::check

@@ -112,5 +112,63 @@ TEST(Check, TopFindingsPutFailuresFirst) {
   EXPECT_EQ(j["top_findings"][0]["id"], "firewall-blocks-roce");
 }
 
+Finding doc(const std::string& id, Severity s, const std::string& host,
+            std::vector<std::string> evidence, const std::string& subject = "") {
+  Finding f = make_finding(id, s, Layer::kDevice, id + " summary");
+  f.host = host;
+  f.evidence = std::move(evidence);
+  f.subject = subject;
+  return f;
+}
+
+TEST(Check, TheSameFindingFromBothHostsIsOneNamingBoth) {
+  std::vector<Finding> fs;
+  merge_finding(fs, doc("software-rdma-device", Severity::kInfo, "h2",
+                        {"the CPU does the transport", "rate 2.5 Gb/sec (1X SDR)"}));
+  merge_finding(fs, doc("software-rdma-device", Severity::kInfo, "h1",
+                        {"the CPU does the transport", "rxe0 on eth0"}));
+  merge_finding(fs, doc("software-rdma-device", Severity::kInfo, "h1",
+                        {"the CPU does the transport"}));  // again: nothing twice
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_EQ(fs[0].host, "h2, h1");
+  EXPECT_EQ(fs[0].evidence,
+            (std::vector<std::string>{"h2, h1: the CPU does the transport",
+                                      "h2: rate 2.5 Gb/sec (1X SDR)", "h1: rxe0 on eth0"}));
+}
+
+TEST(Check, ThePortUnderTestIsTheForcedOneOrTheFirstActive) {
+  const std::vector<std::pair<std::string, std::string>> ports = {
+      {"mlx4_0/1", "ACTIVE"}, {"mlx4_0/2", "DOWN"}, {"mlx5_0/1", "ACTIVE"}};
+  EXPECT_EQ(port_under_test(ports, "", 0), "mlx4_0/1");
+  EXPECT_EQ(port_under_test(ports, "mlx5_0", 0), "mlx5_0/1");
+  EXPECT_EQ(port_under_test(ports, "", 2), "mlx4_0/2");
+  EXPECT_EQ(port_under_test(ports, "mlx4_0", 2), "mlx4_0/2");
+  EXPECT_EQ(port_under_test({{"rxe0/1", "DOWN"}}, "", 0), "rxe0/1");
+}
+
+// mlx4-degraded: port 2 is DOWN/Polling, port 1 is the one tested.
+TEST(Check, AnotherPortsStateIsInfoAndNeverStopsTheCheck) {
+  std::vector<Finding> fs = {doc("port-down", Severity::kFail, "h1", {}, "mlx4_0/2"),
+                             doc("port-down", Severity::kFail, "h1", {}, "mlx4_0/1")};
+  scope_to_port(fs, "mlx4_0/1");
+  EXPECT_EQ(fs[0].severity, Severity::kInfo);
+  EXPECT_NE(fs[0].summary.find("not the port under test, mlx4_0/1"), std::string::npos);
+  EXPECT_EQ(fs[1].severity, Severity::kFail);  // the port under test is judged
+  EXPECT_EQ(status_of(std::vector<Finding>{fs[0]}), LayerStatus::kPass);
+}
+
+TEST(Check, ConfigurationNeverFailsALayerWhoseTrafficPassed) {
+  Finding f = doc("firewall-blocks-roce", Severity::kFail, "h1",
+                  {"iptables -A INPUT -p udp -m udp --dport 4791 -j DROP"});
+  f.summary = "the packet filter drops RoCE v2 (UDP port 4791): no data or ACK gets through";
+  const Finding j = judged_by_traffic(f, "5/5 RC pings and the size ladder to h1 were answered");
+  EXPECT_EQ(j.severity, Severity::kWarn);
+  EXPECT_EQ(j.summary.find("no data"), std::string::npos) << j.summary;
+  EXPECT_NE(j.summary.find("5/5 RC pings"), std::string::npos) << j.summary;
+  EXPECT_EQ(j.evidence, f.evidence);
+  const Finding info = doc("memlock-low", Severity::kInfo, "h1", {});
+  EXPECT_EQ(judged_by_traffic(info, "x").summary, info.summary);
+}
+
 }  // namespace
 }  // namespace rdmacheck::check

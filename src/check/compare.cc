@@ -69,6 +69,93 @@ int exit_status(const CheckReport& r) {
   return worst_status;
 }
 
+void merge_finding(std::vector<Finding>& fs, Finding f) {
+  auto have = std::find_if(fs.begin(), fs.end(), [&](const Finding& h) { return h.id == f.id; });
+  if (have == fs.end()) {
+    fs.push_back(std::move(f));
+    return;
+  }
+  const bool other_host = !f.host.empty() && !have->host.empty() && f.host != have->host &&
+                          have->host.find(f.host) == std::string::npos && have->host != "both";
+  const bool tagged = have->host.find(", ") != std::string::npos;
+  if (other_host) {
+    if (!tagged) {
+      for (auto& e : have->evidence) e = have->host + ": " + e;
+    }
+    have->host += ", " + f.host;
+  }
+  const bool tag = other_host || tagged;
+  for (const auto& e : f.evidence) {
+    if (!tag) {
+      if (std::find(have->evidence.begin(), have->evidence.end(), e) == have->evidence.end()) {
+        have->evidence.push_back(e);
+      }
+      continue;
+    }
+    // The same line from the other host: one line naming both.
+    bool found = false;
+    for (auto& line : have->evidence) {
+      const auto colon = line.find(": ");
+      if (colon == std::string::npos || line.substr(colon + 2) != e) continue;
+      if (line.substr(0, colon).find(f.host) == std::string::npos) {
+        line = line.substr(0, colon) + ", " + f.host + ": " + e;
+      }
+      found = true;
+      break;
+    }
+    if (!found) have->evidence.push_back(f.host + ": " + e);
+  }
+  if (f.severity > have->severity) {
+    have->severity = f.severity;
+    have->summary = f.summary;
+  }
+  if (have->fix.empty()) have->fix = f.fix;
+}
+
+std::string port_under_test(const std::vector<std::pair<std::string, std::string>>& ports,
+                            const std::string& device, int port) {
+  auto device_of = [](const std::string& subject) { return subject.substr(0, subject.find('/')); };
+  if (!device.empty() && port > 0) return fmt::format("{}/{}", device, port);
+  for (const auto& [subject, state] : ports) {
+    if (!device.empty() && device_of(subject) != device) continue;
+    if (port > 0 && subject != fmt::format("{}/{}", device_of(subject), port)) continue;
+    if (state == "ACTIVE") return subject;
+  }
+  // Nothing ACTIVE: rdmacheck falls back to the first device (and its first port).
+  for (const auto& [subject, state] : ports) {
+    if (!device.empty() && device_of(subject) != device) continue;
+    return port > 0 ? fmt::format("{}/{}", device_of(subject), port) : subject;
+  }
+  return {};
+}
+
+void scope_to_port(std::vector<Finding>& fs, const std::string& under_test) {
+  static const std::vector<std::string> kPortIds = {"port-down", "port-not-active",
+                                                    "port-phys-not-linkup", "port-state-unknown"};
+  if (under_test.empty()) return;
+  for (auto& f : fs) {
+    if (f.subject.empty() || f.subject == under_test) continue;
+    if (std::find(kPortIds.begin(), kPortIds.end(), f.id) == kPortIds.end()) continue;
+    if (f.severity <= Severity::kInfo) continue;
+    f.severity = Severity::kInfo;
+    f.summary += fmt::format(" (not the port under test, {})", under_test);
+  }
+}
+
+Finding judged_by_traffic(Finding f, const std::string& what_passed) {
+  if (f.severity < Severity::kFail) return f;
+  f.severity = Severity::kWarn;
+  if (f.id == "firewall-blocks-roce" || f.id == "firewall-blocks-some-roce") {
+    f.summary = fmt::format(
+        "a firewall rule matches RoCE v2 (UDP 4791), but {}: it does not drop this traffic; it "
+        "may drop other peers', interfaces' or sizes' packets",
+        what_passed);
+  } else {
+    f.summary += fmt::format(" (yet {})", what_passed);
+  }
+  return f;
+}
+
 std::vector<Finding> top_findings(const CheckReport& r, size_t n) {
   std::vector<Finding> all;
   for (const auto& l : r.layers) {

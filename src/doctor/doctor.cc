@@ -4,7 +4,12 @@ namespace rdmacheck::doctor {
 
 std::vector<Finding> DoctorReport::findings() const {
   std::vector<Finding> out;
-  for (const auto& c : checks) out.insert(out.end(), c.findings.begin(), c.findings.end());
+  for (const auto& c : checks) {
+    for (auto f : c.findings) {
+      f.subject = c.subject;
+      out.push_back(std::move(f));
+    }
+  }
   return out;
 }
 

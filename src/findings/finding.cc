@@ -23,6 +23,7 @@ nlohmann::json to_json(const Finding& f) {
                       {"evidence", f.evidence},
                       {"fix", f.fix}};
   if (!f.host.empty()) j["host"] = f.host;
+  if (!f.subject.empty()) j["subject"] = f.subject;
   return j;
 }
 

@@ -41,8 +41,9 @@ struct Finding {
   Layer layer = Layer::kDevice;
   std::string summary;  // one line
   std::vector<std::string> evidence;
-  std::string fix;   // a command or action; empty when nothing to do
-  std::string host;  // which host it concerns, when more than one
+  std::string fix;      // a command or action; empty when nothing to do
+  std::string host;     // which host it concerns, when more than one
+  std::string subject;  // what on that host: "mlx4_0/2" (a device's port), "eth0", "host"
 };
 
 // A finding with its identity and summary; evidence and fix are added by the rule that raises it.

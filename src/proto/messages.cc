@@ -614,6 +614,7 @@ Result<DoctorReport> parse_doctor_report(const nlohmann::json& j) {
     f.layer = fr.one_of("layer", Layer::kDevice);
     f.summary = fr.text("summary", true, kMaxText);
     f.fix = fr.text("fix", false, kMaxText);
+    f.subject = fr.text("subject", false, kMaxText);  // absent from older servers
     f.evidence = fr.texts("evidence", kMaxEvidence, kMaxText);
     if (fr.error()) return *fr.error();
     if (!kebab(f.id)) return plain_error("doctor-report", "finding.id: must be kebab-case");
