@@ -45,7 +45,7 @@ std::string traffic_passed(const CheckReport& r) {
   const auto& rc = r.pings.front();
   if (rc.obs.failed != conn::Stage::kDone || rc.obs.pings_ok == 0) return {};
   return fmt::format("{}/{} RC pings{} to {} were answered", rc.obs.pings_ok, rc.obs.pings_sent,
-                     rc.obs.ladder.empty() ? "" : " and the size ladder", r.options.host);
+                     rc.obs.ladder.empty() ? "" : " and the size ladder", r.options.target.host);
 }
 
 // A forced -d/--ib-port/-x that explains the failure takes the probes'
@@ -186,7 +186,8 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
   r.local_doctor = doctor::to_json(local_doc);
   std::vector<Finding> deferred;
   std::vector<Finding> local_findings = local_doc.findings();
-  scope_to_port(local_findings, port_under_test(port_states(local_doc), o.device, o.ib_port));
+  scope_to_port(local_findings,
+                port_under_test(port_states(local_doc), o.target.dev.device, o.target.dev.ib_port));
   for (auto f : local_findings) {
     f.host = me;
     if (f.layer == Layer::kDevice) {
@@ -272,16 +273,17 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
   }
   if (r.peer) scope_to_port(peer_ports, fmt::format("{}/{}", r.peer->device, r.peer->port));
   for (auto& f : peer_ports) merge(layer(r, Layer::kDevice), std::move(f));
+  // Observation first: configuration read by the doctors or compared between
+  // the hosts explains a failure the probes saw; it never fails a layer whose
+  // traffic passed.
+  const std::string passed = traffic_passed(r);
   if (r.local && r.peer) {
     for (auto& f : compare_hosts(*r.local, *r.peer, o.target.host)) {
-      merge(layer(r, Layer::kDevice), std::move(f));
+      merge(layer(r, Layer::kDevice), passed.empty() ? f : judged_by_traffic(f, passed));
     }
   }
   layer(r, Layer::kDevice).status = status_of(layer(r, Layer::kDevice).findings);
   fold_warnings_under_forced_selection(layer(r, Layer::kConnection));
-  // Observation first: configuration read by the doctors explains a failure
-  // the probes saw; it never fails a layer whose traffic passed.
-  const std::string passed = traffic_passed(r);
   for (auto& f : deferred) {
     if (f.layer != Layer::kConnection) continue;
     auto& l2 = layer(r, Layer::kConnection).findings;

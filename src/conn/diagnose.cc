@@ -158,8 +158,17 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
   const bool explained = std::any_of(
       out.begin(), out.end(), [](const Finding& f) { return f.severity == Severity::kFail; });
   if (!explained) {
-    Finding f = make_finding("roce-packets-lost", Severity::kFail, Layer::kConnection,
-                             "the queue pairs reached RTS but no RDMA packet was acknowledged");
+    // The summary may not claim "nothing got through" when some round trips did.
+    const int answered =
+        o.pings_ok + static_cast<int>(std::count_if(o.ladder.begin(), o.ladder.end(),
+                                                    [](const LadderResult& l) { return l.ok; }));
+    Finding f = make_finding(
+        "roce-packets-lost", Severity::kFail, Layer::kConnection,
+        answered == 0 ? std::string("the queue pairs reached RTS but no RDMA packet was "
+                                    "acknowledged")
+                      : fmt::format("{} RDMA round trips were answered, then one was never "
+                                    "acknowledged (retries exhausted): RoCE packets were lost",
+                                    answered));
     f.evidence.push_back(loss_evidence(o));
     if (fw.empty()) {
       f.evidence.push_back(fmt::format("no rule dropping UDP 4791 found on this host{}",

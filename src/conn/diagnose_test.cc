@@ -213,5 +213,15 @@ TEST(Diagnose, WhySelectionFailsNamesFamilyTypeNetdevAndPortState) {
             "it could not be used: rxe0 port 2 GID index 1 is empty");
 }
 
+TEST(Diagnose, LossAfterAnsweredPingsDoesNotSayNothingGotThrough) {
+  auto o = lost("");
+  o.pings_ok = 3;
+  o.pings_sent = 4;
+  const auto f = diagnose(o);
+  ASSERT_EQ(ids(f), std::vector<std::string>{"roce-packets-lost"});
+  EXPECT_EQ(f[0].summary.find("no RDMA packet"), std::string::npos) << f[0].summary;
+  EXPECT_NE(f[0].summary.find("3 RDMA round trips were answered"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rdmacheck::conn
