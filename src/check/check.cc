@@ -27,18 +27,6 @@ void merge(LayerReport& layer, Finding f) { merge_finding(layer.findings, std::m
 
 bool is_port_finding(const Finding& f) { return f.id.rfind("port-", 0) == 0 && !f.subject.empty(); }
 
-// (subject, state) of every port the doctor looked at, in its order.
-std::vector<std::pair<std::string, std::string>> port_states(const doctor::DoctorReport& d) {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& c : d.checks) {
-    if (c.check != "port-state") continue;
-    for (const auto& [k, v] : c.facts) {
-      if (k == "state" && v.is_string()) out.emplace_back(c.subject, v.get<std::string>());
-    }
-  }
-  return out;
-}
-
 // What the connection layer's traffic showed, in words; "" when it did not pass.
 std::string traffic_passed(const CheckReport& r) {
   if (r.pings.empty()) return {};
@@ -128,6 +116,17 @@ void not_run(CheckReport& r, size_t from, const std::string& why) {
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> port_states(const doctor::DoctorReport& d) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& c : d.checks) {
+    if (c.check != "port-state") continue;
+    for (const auto& [k, v] : c.facts) {
+      if (k == "state" && v.is_string()) out.emplace_back(c.subject, v.get<std::string>());
+    }
+  }
+  return out;
+}
 
 std::vector<perf::Spec> perf_plan(const CheckOptions& o) {
   using perf::Kind;

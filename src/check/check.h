@@ -15,6 +15,7 @@
 
 #include "conn/ping.h"
 #include "conn/tcp_probe.h"
+#include "doctor/doctor.h"
 #include "findings/finding.h"
 #include "perf/client.h"
 #include "proto/messages.h"
@@ -90,6 +91,8 @@ void merge_finding(std::vector<Finding>& fs, Finding f);
 // The port a host tests ("rxe0/1"): the one -d/--ib-port name, else the first
 // ACTIVE port (of the named device). ports: (subject "dev/port", state), in
 // the doctor's order. "" when nothing is known.
+// (subject "dev/port", state) of every port a doctor report looked at, in its order.
+std::vector<std::pair<std::string, std::string>> port_states(const doctor::DoctorReport& d);
 std::string port_under_test(const std::vector<std::pair<std::string, std::string>>& ports,
                             const std::string& device, int port);
 // Port findings about any other port than under_test become INFO: the device

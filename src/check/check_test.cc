@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "check/report.h"
+#include "doctor/test_fixture.h"
 
 namespace rdmacheck::check {
 namespace {
@@ -168,6 +169,35 @@ TEST(Check, ConfigurationNeverFailsALayerWhoseTrafficPassed) {
   EXPECT_EQ(j.evidence, f.evidence);
   const Finding info = doc("memlock-low", Severity::kInfo, "h1", {});
   EXPECT_EQ(judged_by_traffic(info, "x").summary, info.summary);
+}
+
+// The mlx4-degraded fixture: port 1 ACTIVE (RoCE v1 GIDs only), port 2
+// DOWN/Polling. The check tests port 1; port 2's state is INFO.
+TEST(Check, TheDegradedMlx4sDownSecondPortDoesNotFailTheDeviceLayer) {
+  const doctor::testing::Fixture fx("mlx4-degraded");
+  const auto d = doctor::run_doctor(fx.fs(), fx.src());
+  auto fs = d.findings();
+  const std::string under_test = port_under_test(port_states(d), "", 0);
+  EXPECT_EQ(under_test, "mlx4_0/1");
+  scope_to_port(fs, under_test);
+  bool saw_port2 = false;
+  for (const auto& f : fs) {
+    if (f.id == "port-down") {
+      saw_port2 = true;
+      EXPECT_EQ(f.subject, "mlx4_0/2");
+      EXPECT_EQ(f.severity, Severity::kInfo);
+    }
+    if (f.severity == Severity::kFail) {
+      EXPECT_EQ(f.subject, "mlx4_0/1") << f.id;  // what fails is about the port under test
+    }
+  }
+  EXPECT_TRUE(saw_port2);
+  // Forcing the DOWN port makes it the port under test again.
+  auto forced = d.findings();
+  scope_to_port(forced, port_under_test(port_states(d), "", 2));
+  for (const auto& f : forced) {
+    if (f.id == "port-down") EXPECT_EQ(f.severity, Severity::kFail);
+  }
 }
 
 }  // namespace
