@@ -167,6 +167,11 @@ TEST(Check, ConfigurationNeverFailsALayerWhoseTrafficPassed) {
   EXPECT_EQ(j.summary.find("no data"), std::string::npos) << j.summary;
   EXPECT_NE(j.summary.find("5/5 RC pings"), std::string::npos) << j.summary;
   EXPECT_EQ(j.evidence, f.evidence);
+  // A rule matching only some packets, none of this path's: it says so too.
+  Finding some = doc("firewall-blocks-some-roce", Severity::kWarn, "h1", {});
+  some.summary = "the packet filter drops some RoCE v2 (UDP port 4791) packets";
+  EXPECT_NE(judged_by_traffic(some, "5/5 RC pings").summary.find("it does not drop this traffic"),
+            std::string::npos);
   const Finding info = doc("memlock-low", Severity::kInfo, "h1", {});
   EXPECT_EQ(judged_by_traffic(info, "x").summary, info.summary);
 }

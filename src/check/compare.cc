@@ -143,16 +143,18 @@ void scope_to_port(std::vector<Finding>& fs, const std::string& under_test) {
 }
 
 Finding judged_by_traffic(Finding f, const std::string& what_passed) {
-  if (f.severity < Severity::kFail) return f;
-  f.severity = Severity::kWarn;
   if (f.id == "firewall-blocks-roce" || f.id == "firewall-blocks-some-roce") {
+    // Whatever the rule would drop, it did not drop this path's traffic.
+    f.severity = std::min(f.severity, Severity::kWarn);
     f.summary = fmt::format(
         "a firewall rule matches RoCE v2 (UDP 4791), but {}: it does not drop this traffic; it "
         "may drop other peers', interfaces' or sizes' packets",
         what_passed);
-  } else {
-    f.summary += fmt::format(" (yet {})", what_passed);
+    return f;
   }
+  if (f.severity < Severity::kFail) return f;
+  f.severity = Severity::kWarn;
+  f.summary += fmt::format(" (yet {})", what_passed);
   return f;
 }
 
