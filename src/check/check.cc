@@ -292,6 +292,7 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
     if (told) continue;
     merge(layer(r, Layer::kConnection), passed.empty() ? f : judged_by_traffic(f, passed));
   }
+  fold_under_firewall(layer(r, Layer::kConnection).findings);
   finish_layer(layer(r, Layer::kConnection), t2);
   if (!r.expired_in.empty()) {
     layer(r, Layer::kConnection).status = LayerStatus::kFail;

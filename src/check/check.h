@@ -99,6 +99,11 @@ std::string port_under_test(const std::vector<std::pair<std::string, std::string
 // layer judges the port under test; another port's state never stops a check.
 void scope_to_port(std::vector<Finding>& fs, const std::string& under_test);
 
+// One root cause on top: when a probe saw RoCE packets die (mtu-black-hole,
+// roce-packets-lost) and a doctor found a firewall rule matching RoCE, the
+// rule's finding becomes the failure and the probe's finding its evidence.
+void fold_under_firewall(std::vector<Finding>& connection);
+
 // A configuration finding (doctor's) about a layer whose traffic passed: it
 // explains no failure, so it is a WARN at most and says what passed.
 Finding judged_by_traffic(Finding f, const std::string& what_passed);

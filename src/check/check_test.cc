@@ -205,5 +205,34 @@ TEST(Check, TheDegradedMlx4sDownSecondPortDoesNotFailTheDeviceLayer) {
   }
 }
 
+// Lab, h1 with 'udp dport 4791 meta length 600-65535 drop': the ladder's black
+// hole and h1's doctor finding about the rule are one story, the rule on top.
+TEST(Check, TheRuleAndTheBlackHoleItCausesAreOneFinding) {
+  Finding hole = make_finding("mtu-black-hole", Severity::kFail, Layer::kConnection,
+                              "messages up to 512 bytes pass, 1024 bytes fail: something on the "
+                              "path drops large frames");
+  hole.evidence = {"1024 B: transport retry counter exceeded (12) on send (rxe0 port 1 qpn 0x11)"};
+  Finding rule = make_finding("firewall-blocks-some-roce", Severity::kWarn, Layer::kConnection,
+                              "the packet filter drops some RoCE v2 (UDP port 4791) packets");
+  rule.host = "h1";
+  rule.evidence = {
+      "nft inet lenfilter input: udp dport 4791 meta length 600-65535 drop [matches only some "
+      "packets: by meta length 600-65535]"};
+  Finding other =
+      make_finding("memlock-low-but-privileged", Severity::kInfo, Layer::kConnection, "x");
+  std::vector<Finding> fs = {hole, other, rule};
+  fold_under_firewall(fs);
+  ASSERT_EQ(ids(fs),
+            (std::vector<std::string>{"firewall-blocks-some-roce", "memlock-low-but-privileged"}));
+  EXPECT_EQ(fs[0].severity, Severity::kFail);
+  EXPECT_NE(fs[0].summary.find("on h1 matches RoCE v2"), std::string::npos) << fs[0].summary;
+  EXPECT_NE(fs[0].summary.find("up to 512 bytes pass, 1024 bytes fail"), std::string::npos);
+  EXPECT_EQ(fs[0].evidence.size(), 3u);  // the rule, the consequence, its evidence: each once
+  // Without a failure there is nothing to fold.
+  std::vector<Finding> passed = {other, rule};
+  fold_under_firewall(passed);
+  EXPECT_EQ(passed[1].severity, Severity::kWarn);
+}
+
 }  // namespace
 }  // namespace rdmacheck::check

@@ -142,6 +142,34 @@ void scope_to_port(std::vector<Finding>& fs, const std::string& under_test) {
   }
 }
 
+void fold_under_firewall(std::vector<Finding>& fs) {
+  auto is = [](const Finding& f, std::initializer_list<const char*> ids) {
+    return std::any_of(ids.begin(), ids.end(), [&](const char* id) { return f.id == id; });
+  };
+  auto cause = std::find_if(fs.begin(), fs.end(), [&](const Finding& f) {
+    return is(f, {"firewall-blocks-roce", "firewall-blocks-some-roce"});
+  });
+  auto effect = std::find_if(fs.begin(), fs.end(), [&](const Finding& f) {
+    return f.severity == Severity::kFail && is(f, {"mtu-black-hole", "roce-packets-lost"});
+  });
+  if (cause == fs.end() || effect == fs.end()) return;
+  Finding folded = *cause;
+  folded.severity = Severity::kFail;
+  folded.summary = fmt::format(
+      "a firewall rule{} matches RoCE v2 (UDP 4791) packets, and such packets died here: {}",
+      folded.host.empty() ? "" : " on " + folded.host, effect->summary);
+  folded.evidence.push_back(fmt::format("consequence: {} {}", effect->id, effect->summary));
+  for (const auto& e : effect->evidence) folded.evidence.push_back(e);
+  const std::string effect_id = effect->id;
+  const std::string cause_id = cause->id;
+  std::vector<Finding> out;
+  out.push_back(std::move(folded));
+  for (auto& f : fs) {
+    if (f.id != effect_id && f.id != cause_id) out.push_back(std::move(f));
+  }
+  fs = std::move(out);
+}
+
 Finding judged_by_traffic(Finding f, const std::string& what_passed) {
   if (f.id == "firewall-blocks-roce" || f.id == "firewall-blocks-some-roce") {
     // Whatever the rule would drop, it did not drop this path's traffic.
