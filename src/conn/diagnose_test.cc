@@ -223,5 +223,26 @@ TEST(Diagnose, LossAfterAnsweredPingsDoesNotSayNothingGotThrough) {
   EXPECT_NE(f[0].summary.find("3 RDMA round trips were answered"), std::string::npos);
 }
 
+TEST(Diagnose, AForcedDownPortNamesTheFlagAndThePortThatWorks) {
+  ConnObservation o;
+  o.host = "h1";
+  o.failed = Stage::kTraffic;
+  o.wc_status = IBV_WC_RETRY_EXC_ERR;
+  o.user.port = true;
+  o.user.local_address = "192.168.1.2";
+  o.user.automatic = rxe_gid(1, "0000:0000:0000:0000:0000:ffff:c0a8:0102");
+  o.user.automatic->device = "mlx4_0";
+  o.user.forced = o.user.automatic;
+  o.user.forced->port = 2;
+  o.user.forced->port_state = "DOWN";
+  const auto f = diagnose(o);
+  ASSERT_EQ(ids(f), std::vector<std::string>{"forced-port-unusable"});
+  EXPECT_NE(f[0].summary.find("--ib-port 2 selected mlx4_0 port 2"), std::string::npos)
+      << f[0].summary;
+  EXPECT_NE(f[0].summary.find("port 2 is DOWN"), std::string::npos) << f[0].summary;
+  EXPECT_EQ(f[0].fix, "drop --ib-port 2 and let rdmacheck choose, or give --ib-port 1");
+  EXPECT_NE(f[0].evidence.back().find("consequence: fail roce-packets-lost"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rdmacheck::conn
