@@ -155,10 +155,13 @@ void fold_under_firewall(std::vector<Finding>& fs) {
   if (cause == fs.end() || effect == fs.end()) return;
   Finding folded = *cause;
   folded.severity = Severity::kFail;
+  // The effect's own guess at a cause ("something on the path ...") is what the rule answers.
+  const std::string seen = effect->summary.substr(0, effect->summary.find(": "));
   folded.summary = fmt::format(
-      "a firewall rule{} matches RoCE v2 (UDP 4791) packets, and such packets died here: {}",
-      folded.host.empty() ? "" : " on " + folded.host, effect->summary);
-  folded.evidence.push_back(fmt::format("consequence: {} {}", effect->id, effect->summary));
+      "a firewall rule{} matches RoCE v2 (UDP 4791) packets, and such packets died "
+      "here: {}",
+      folded.host.empty() ? "" : " on " + folded.host, seen);
+  folded.evidence.push_back(fmt::format("consequence: {}: {}", effect->id, effect->summary));
   for (const auto& e : effect->evidence) folded.evidence.push_back(e);
   const std::string effect_id = effect->id;
   const std::string cause_id = cause->id;
