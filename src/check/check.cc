@@ -9,6 +9,7 @@
 #include "doctor/doctor.h"
 #include "doctor/sources.h"
 #include "net/tcp.h"
+#include "perf/counters.h"
 #include "sysfs/fs_root.h"
 
 namespace rdmacheck::check {
@@ -330,7 +331,14 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
     po.timeout = std::min(milliseconds(30000), milliseconds(std::max(ms_left(end), 1)));
     r.perf.push_back(perf::run_perf(po, stop));
     const auto& rep = r.perf.back();
-    for (auto f : rep.findings) merge(layer(r, Layer::kPerformance), std::move(f));
+    for (auto f : rep.findings) {
+      // Several tests raise the same counter finding: each line says which test it was.
+      for (auto& e : f.evidence) {
+        if (!perf::is_counter_finding(f.id)) break;
+        e = fmt::format("{} {}: {}", name_of(spec.op), name_of(spec.kind), e);
+      }
+      merge(layer(r, Layer::kPerformance), std::move(f));
+    }
     if (!rep.ok && lossy && rep.failed == conn::Stage::kTraffic &&
         worst(rep.findings) != Severity::kFail) {
       // The probes got through: a test that ran out of retries or time under

@@ -121,6 +121,11 @@ uint64_t packets(const Counters& d) {
   return p;
 }
 
+bool is_counter_finding(const std::string& id) {
+  return id == "packet-loss-during-test" || id == "ack-late" ||
+         id == "receiver-not-ready-during-test" || id == "congestion-during-test";
+}
+
 std::vector<Finding> counter_findings(const Counters& local, const Counters& peer,
                                       const std::string& local_host, const std::string& peer_host,
                                       uint64_t fallback_packets) {
@@ -142,7 +147,7 @@ std::vector<Finding> counter_findings(const Counters& local, const Counters& pee
     // Unknown rate (nothing counted): the events alone are worth a warning.
     f.severity = pkts == 0 || per_million(events) >= warn_ppm ? Severity::kWarn : Severity::kInfo;
     f.summary =
-        fmt::format("{} during the test: {} events, {:.0f} per million packets ({} {})", what,
+        fmt::format("{}: {} events during the test, {:.0f} per million packets ({} {})", what,
                     events, per_million(events), pkts,
                     counted ? "packets counted by the ports" : "messages, no packet counter");
     for (const auto* side : {&local, &peer}) {

@@ -32,8 +32,13 @@ bool is_congestion_counter(const std::string& name);
 // Packets moved by the port (sent + received) per the deltas; 0 when unknown.
 uint64_t packets(const Counters& d);
 
-// packet-loss-during-test / congestion-during-test from both sides' deltas.
+// packet-loss-during-test (requests lost), ack-late (requests arrived, ACKs
+// late), receiver-not-ready-during-test and congestion-during-test from both
+// sides' deltas, each WARN from its own rate.
 // fallback_packets is used when neither side's counters count packets.
+// Whether ID is one counter_findings raises (its evidence differs from test to test).
+bool is_counter_finding(const std::string& id);
+
 std::vector<Finding> counter_findings(const Counters& local, const Counters& peer,
                                       const std::string& local_host, const std::string& peer_host,
                                       uint64_t fallback_packets);
