@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -432,12 +433,19 @@ Rule nft_rule(const json& expr) {
   return r;
 }
 
-std::vector<Ruleset> parse_nft_json(const std::string& text) {
+// skip: tables ("ip filter") read from iptables-save instead.
+std::vector<Ruleset> parse_nft_json(const std::string& text,
+                                    const std::vector<std::string>& skip = {}) {
   std::vector<Ruleset> out;
   const json j = json::parse(text, nullptr, false);
   if (!j.is_object() || !j.contains("nftables") || !j["nftables"].is_array()) return out;
   std::map<std::string, Ruleset> tables;  // "family name"
   std::vector<std::string> order;
+  auto skipped = [&](const json& o) {
+    const std::string key =
+        o.value("family", std::string()) + " " + o.value("table", std::string());
+    return std::find(skip.begin(), skip.end(), key) != skip.end();
+  };
   auto table = [&](const json& o) -> Ruleset& {
     const std::string key =
         o.value("family", std::string()) + " " + o.value("table", std::string());
@@ -453,6 +461,7 @@ std::vector<Ruleset> parse_nft_json(const std::string& text) {
       const auto& c = item["chain"];
       const std::string family = c.value("family", std::string());
       if (family != "ip" && family != "ip6" && family != "inet") continue;
+      if (skipped(c)) continue;
       Ruleset& rs = table(c);
       Chain& ch = rs.chains[c.value("name", std::string())];
       ch.name = c.value("name", std::string());
@@ -471,7 +480,7 @@ std::vector<Ruleset> parse_nft_json(const std::string& text) {
       const auto& r = item["rule"];
       const std::string family = r.value("family", std::string());
       if (family != "ip" && family != "ip6" && family != "inet") continue;
-      if (!r.contains("expr") || !r["expr"].is_array()) continue;
+      if (!r.contains("expr") || !r["expr"].is_array() || skipped(r)) continue;
       Ruleset& rs = table(r);
       rs.chains[r.value("chain", std::string())].rules.push_back(nft_rule(r["expr"]));
     }
@@ -498,9 +507,10 @@ std::vector<BlockingRule> roce_blocking_iptables(const std::string& text, const 
   return evaluate(parse_iptables(text, tool));
 }
 
-std::vector<BlockingRule> roce_blocking_nft_json(const std::string& text) {
+std::vector<BlockingRule> roce_blocking_nft_json(const std::string& text,
+                                                 const std::vector<std::string>& skip) {
   std::vector<BlockingRule> out;
-  for (const auto& rs : parse_nft_json(text)) {
+  for (const auto& rs : parse_nft_json(text, skip)) {
     for (auto& b : evaluate(rs)) out.push_back(std::move(b));
   }
   return out;
@@ -594,13 +604,28 @@ FirewallReport evaluate_firewall(const std::vector<ToolRun>& runs) {
   const auto add = [&](std::vector<BlockingRule> rules) {
     for (auto& b : rules) r.blocking.push_back(std::move(b));
   };
-  // nft first: iptables-nft's rules live in the same ruleset.
+  // nft first: iptables-nft's rules live in the same ruleset. Its tables
+  // (ip/ip6 filter) are read from iptables-save, which shows them as the user
+  // wrote them (nft's JSON shows -m length only as "xt match length").
   const ToolRun* nft_json = find("nft -j list ruleset");
   if (nft_json != nullptr && ok(*nft_json) &&
       nlohmann::json::accept(nft_json->out.empty() ? "{}" : nft_json->out)) {
     r.readable = true;
+    std::vector<std::string> skip;
+    std::vector<const ToolRun*> texts;
+    for (const auto& [cmd, table] :
+         {std::pair{"iptables-save", "ip filter"}, std::pair{"ip6tables-save", "ip6 filter"}}) {
+      const ToolRun* t = find(cmd);
+      if (t == nullptr || !ok(*t) || t->out.find("(nf_tables)") == std::string::npos) continue;
+      skip.emplace_back(table);
+      texts.push_back(t);
+    }
     add_source(nft_json->command);
-    add(roce_blocking_nft_json(nft_json->out));
+    add(roce_blocking_nft_json(nft_json->out, skip));
+    for (const ToolRun* t : texts) {
+      add_source(t->command);
+      add(roce_blocking_iptables(t->out, t->command.substr(0, t->command.find('-'))));
+    }
     for (const char* legacy : {"iptables-legacy-save", "ip6tables-legacy-save"}) {
       const ToolRun* t = find(legacy);
       if (t == nullptr || !ok(*t) || t->out.empty()) continue;

@@ -37,8 +37,9 @@ bool matches_only_some(const std::string& rendered);
 // `iptables-save` / `iptables -S` (either format; the filter table), as the tool it came from.
 std::vector<BlockingRule> roce_blocking_iptables(const std::string& text,
                                                  const std::string& tool = "iptables");
-// `nft -j list ruleset`.
-std::vector<BlockingRule> roce_blocking_nft_json(const std::string& json);
+// `nft -j list ruleset`; skip names tables ("ip filter") to leave out.
+std::vector<BlockingRule> roce_blocking_nft_json(const std::string& json,
+                                                 const std::vector<std::string>& skip = {});
 
 // Older captures: explicit drop rules in `iptables -S` and `nft list ruleset` text.
 std::vector<std::string> roce_blocking_iptables_rules(const std::string& iptables_s);

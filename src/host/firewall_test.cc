@@ -220,5 +220,24 @@ TEST(Firewall, TheSameGuestsIptablesSaveSeesOnlyItsOwnTable) {
             "[matches only some packets: by --length 2000:65535]");
 }
 
+// The same capture as the doctor reads it: iptables-nft's own table comes from
+// iptables-save (as the user wrote the rule), the rest from nft's JSON.
+TEST(Firewall, IptablesNftTablesAreReadAsIptablesWroteThem) {
+  const auto r = evaluate_firewall(
+      {{"nft -j list ruleset", true, 0, fixture("rxe-lab-default-deny.nft.json")},
+       {"iptables-legacy-save", false, -1, ""},
+       {"ip6tables-legacy-save", false, -1, ""},
+       {"iptables-save", true, 0, fixture("rxe-lab-default-deny.iptables-save.txt")},
+       {"ip6tables-save", true, 0, ""}});
+  EXPECT_EQ(r.source, "nft -j list ruleset, iptables-save");
+  ASSERT_EQ(r.rules.size(), 3u);
+  EXPECT_EQ(r.rules[0],
+            "nft inet filter input: udp dport 4791 meta length 1100-65535 drop [matches only some "
+            "packets: by meta length 1100-65535]");
+  EXPECT_EQ(r.rules[2],
+            "iptables -A INPUT -p udp -m length --length 2000:65535 -m udp --dport 4791 -j DROP "
+            "[matches only some packets: by --length 2000:65535]");
+}
+
 }  // namespace
 }  // namespace rdmacheck
