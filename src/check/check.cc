@@ -26,7 +26,8 @@ std::string hostname() {
 
 void merge(LayerReport& layer, Finding f) { merge_finding(layer.findings, std::move(f)); }
 
-bool is_port_finding(const Finding& f) { return f.id.rfind("port-", 0) == 0 && !f.subject.empty(); }
+// About one port ("dev/port"): which port the server uses is known only after layer 2.
+bool is_port_finding(const Finding& f) { return f.subject.find('/') != std::string::npos; }
 
 // What the connection layer's traffic showed, in words; "" when it did not pass.
 std::string traffic_passed(const CheckReport& r) {

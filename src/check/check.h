@@ -95,8 +95,9 @@ void merge_finding(std::vector<Finding>& fs, Finding f);
 std::vector<std::pair<std::string, std::string>> port_states(const doctor::DoctorReport& d);
 std::string port_under_test(const std::vector<std::pair<std::string, std::string>>& ports,
                             const std::string& device, int port);
-// Port findings about any other port than under_test become INFO: the device
-// layer judges the port under test; another port's state never stops a check.
+// Findings about any other port than under_test (subject "dev/port") become
+// INFO: the device layer judges the port under test; another port's state,
+// GIDs or netdev never stop a check.
 void scope_to_port(std::vector<Finding>& fs, const std::string& under_test);
 
 // One root cause on top: when a probe saw RoCE packets die (mtu-black-hole,

@@ -130,12 +130,11 @@ std::string port_under_test(const std::vector<std::pair<std::string, std::string
 }
 
 void scope_to_port(std::vector<Finding>& fs, const std::string& under_test) {
-  static const std::vector<std::string> kPortIds = {"port-down", "port-not-active",
-                                                    "port-phys-not-linkup", "port-state-unknown"};
   if (under_test.empty()) return;
   for (auto& f : fs) {
-    if (f.subject.empty() || f.subject == under_test) continue;
-    if (std::find(kPortIds.begin(), kPortIds.end(), f.id) == kPortIds.end()) continue;
+    // Findings about one port (port state, its GIDs, its netdev, its counters)
+    // name it as "dev/port"; host-wide ones do not and stay as they are.
+    if (f.subject.find('/') == std::string::npos || f.subject == under_test) continue;
     if (f.severity <= Severity::kInfo) continue;
     f.severity = Severity::kInfo;
     f.summary += fmt::format(" (not the port under test, {})", under_test);
