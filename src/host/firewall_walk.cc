@@ -1,0 +1,111 @@
+// The walk of a filter table for a RoCE v2 packet (firewall_model.h).
+#include <sstream>
+
+#include "host/firewall_model.h"
+
+namespace rdmacheck::fw {
+
+constexpr int kRocePort = 4791;
+
+void narrow(Rule& r, Match m, const std::string& why) {
+  if (m == Match::kNo) r.match = Match::kNo;
+  if (m == Match::kSome && r.match == Match::kAll) {
+    r.match = Match::kSome;
+    r.only = why;
+  }
+}
+
+bool port_spec_matches(const std::string& spec) {
+  std::istringstream in(spec);
+  for (std::string part; std::getline(in, part, ',');) {
+    for (char& c : part) {
+      if (c == '-') c = ':';
+    }
+    const auto colon = part.find(':');
+    try {
+      if (colon == std::string::npos) {
+        if (std::stoi(part) == kRocePort) return true;
+      } else {
+        const int lo = colon == 0 ? 0 : std::stoi(part.substr(0, colon));
+        const int hi = colon + 1 >= part.size() ? 65535 : std::stoi(part.substr(colon + 1));
+        if (lo <= kRocePort && kRocePort <= hi) return true;
+      }
+    } catch (const std::exception&) {
+      // a named service or something unparsable: not ours
+    }
+  }
+  return false;
+}
+
+namespace {
+
+enum class End { kFall, kAccept, kDrop };
+
+struct Walk {
+  const Ruleset& rs;
+  std::vector<BlockingRule>& out;
+
+  // Walks CHAIN for a RoCE packet. outer: why the packets reaching it are only
+  // some of them (a narrowing jump); accepted: rules that let some through first.
+  End chain(const Chain& c, const std::string& outer, std::vector<std::string>& accepted,
+            int depth) {
+    if (depth > 16) return End::kFall;  // a loop; the kernel refuses those anyway
+    for (const auto& r : c.rules) {
+      if (r.match == Match::kNo) continue;
+      const bool all = r.match == Match::kAll;
+      const std::string why = !outer.empty() ? outer : all ? "" : r.only;
+      switch (r.verdict) {
+        case Verdict::kAccept:
+          if (all && outer.empty()) return End::kAccept;
+          accepted.push_back(r.text);
+          break;
+        case Verdict::kDrop:
+          out.push_back(BlockingRule{rs.tool, c.label, r.text, with_exceptions(why, accepted)});
+          if (all && outer.empty()) return End::kDrop;
+          break;
+        case Verdict::kJump: {
+          auto it = rs.chains.find(r.target);
+          if (it == rs.chains.end()) break;
+          std::vector<std::string> inner = accepted;
+          const End e = chain(it->second, why, inner, depth + 1);
+          if (all && outer.empty() && e != End::kFall) return e;
+          break;
+        }
+        case Verdict::kReturn:
+          if (all) return End::kFall;
+          break;
+        case Verdict::kNone:
+          break;
+      }
+    }
+    if (c.base && c.policy_drop) {
+      out.push_back(
+          BlockingRule{rs.tool, c.label, c.policy_text, with_exceptions(outer, accepted)});
+      return outer.empty() ? End::kDrop : End::kFall;
+    }
+    return End::kFall;
+  }
+
+  static std::string with_exceptions(const std::string& why,
+                                     const std::vector<std::string>& accepted) {
+    if (accepted.empty()) return why;
+    std::string s = why.empty() ? "" : why + "; ";
+    s += "not those accepted earlier by: ";
+    for (size_t i = 0; i < accepted.size(); ++i) s += (i ? " | " : "") + accepted[i];
+    return s;
+  }
+};
+
+}  // namespace
+
+std::vector<BlockingRule> evaluate(const Ruleset& rs) {
+  std::vector<BlockingRule> out;
+  Walk w{rs, out};
+  for (const auto& name : rs.base) {
+    std::vector<std::string> accepted;
+    w.chain(rs.chains.at(name), "", accepted, 0);
+  }
+  return out;
+}
+
+}  // namespace rdmacheck::fw
