@@ -34,7 +34,9 @@ Result<Msg> receive(const Fd& sock, Deadline d, Result<Msg> (*parse)(const nlohm
   auto frame = recv_frame(sock, d);
   if (!frame) return frame.error();
   if (proto::message_type(*frame) == "error") {
-    return plain_error("handshake", "server: " + proto::error_text(*frame));
+    // The server's own refusal: call "peer", as proto's parsers name it, so
+    // that diagnose tells it from a broken handshake (server-refused).
+    return plain_error("peer", proto::error_text(*frame));
   }
   return parse(*frame);
 }
