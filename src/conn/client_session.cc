@@ -23,19 +23,20 @@ SessionFailure failure(Stage stage, Error e) {
 // local resource that could not be made is local setup.
 SessionFailure cm_failure(const verbs::CmError& e) {
   SessionFailure f = failure(e.local ? Stage::kLocalSetup : Stage::kCmConnect, e.error);
-  if (!e.local) f.cm_event = e.event_name();
+  if (!e.local) f.cm_break = verbs::CmBreak{e.event, !e.event && e.error.errnum == ETIMEDOUT};
   return f;
 }
 
 // The server's next message, parsed as MSG; an error message from it comes
-// back as an error in its own words.
+// back as an error in its own words, with *refused set.
 template <typename Msg>
-Result<Msg> receive(const Fd& sock, Deadline d, Result<Msg> (*parse)(const nlohmann::json&)) {
+Result<Msg> receive(const Fd& sock, Deadline d, Result<Msg> (*parse)(const nlohmann::json&),
+                    bool* refused) {
   auto frame = recv_frame(sock, d);
   if (!frame) return frame.error();
   if (proto::message_type(*frame) == "error") {
-    // The server's own refusal: call "peer", as proto's parsers name it, so
-    // that diagnose tells it from a broken handshake (server-refused).
+    // The server's own refusal (server-refused), not a broken handshake.
+    *refused = true;
     return plain_error("peer", proto::error_text(*frame));
   }
   return parse(*frame);
@@ -55,8 +56,13 @@ std::optional<SessionFailure> cm_establish(ClientSession& s, const SessionReques
     return cm_failure(c.error());
   }
   if (!r.test.perf) return std::nullopt;
-  auto ready = receive(s.sock, d, proto::parse_ready);
-  if (!ready) return failure(Stage::kHandshake, ready.error());
+  bool refused = false;
+  auto ready = receive(s.sock, d, proto::parse_ready, &refused);
+  if (!ready) {
+    SessionFailure f = failure(Stage::kHandshake, ready.error());
+    f.server_refused = refused;
+    return f;
+  }
   s.welcome.qp = ready->qp;
   return std::nullopt;
 }
@@ -147,8 +153,13 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
   if (auto sent = send_frame(s.sock, proto::to_json(hello), hs); !sent) {
     return fail_with(failure(Stage::kHandshake, sent.error()), false);
   }
-  auto welcome = receive(s.sock, hs, proto::parse_welcome);
-  if (!welcome) return fail_with(failure(Stage::kHandshake, welcome.error()), false);
+  bool refused = false;
+  auto welcome = receive(s.sock, hs, proto::parse_welcome, &refused);
+  if (!welcome) {
+    SessionFailure f = failure(Stage::kHandshake, welcome.error());
+    f.server_refused = refused;
+    return fail_with(std::move(f), false);
+  }
   s.welcome = std::move(*welcome);
   // The ACK timeout follows the round trip TCP measured over the handshake.
   s.ack = choose_ack_timeout(tcp_path_rtt(s.sock), r.ack_timeout, software_rdma(s.ep->verbs));

@@ -55,7 +55,8 @@ struct ClientSession {
 struct SessionFailure {
   Stage stage = Stage::kLocalSetup;
   Error error;
-  std::string cm_event;  // kCmConnect: the event that broke it ("UNREACHABLE"), or "timeout"
+  verbs::CmBreak cm_break;      // kCmConnect: the event that broke it, or the deadline
+  bool server_refused = false;  // kHandshake: the server answered with its own error message
   std::optional<proto::HostFacts> local;  // what each side said before the failure
   std::optional<proto::HostFacts> peer;
   std::vector<std::string> warnings;

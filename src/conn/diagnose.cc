@@ -23,11 +23,11 @@ std::string loss_evidence(const ConnObservation& o) {
     return fmt::format("completion status {} after the QPs reached RTS",
                        ibv_wc_status_str(static_cast<ibv_wc_status>(*o.wc_status)));
   }
-  if (!o.cm_event.empty()) {
+  if (o.cm_break.happened()) {
     return fmt::format(
         "the connection manager's request got no answer ({}); its packets are "
         "RoCE v2 (UDP 4791) too",
-        o.cm_event);
+        o.cm_break.name());
   }
   return o.error;
 }
@@ -230,7 +230,7 @@ void blame_user_selection(const ConnObservation& o, std::vector<Finding>& out) {
   // a name that does not resolve nor a TCP connection refused.
   const bool rdma_stage = o.failed == Stage::kLocalSetup || o.failed == Stage::kQpSetup ||
                           o.failed == Stage::kCmConnect || o.failed == Stage::kTraffic ||
-                          (o.failed == Stage::kHandshake && o.failed_call == "peer");
+                          (o.failed == Stage::kHandshake && o.server_refused);
   if (!rdma_stage) return;
   const std::string why = why_selection_fails(u, o.peer, o.error);
   if (why.empty()) return;
@@ -355,7 +355,7 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
       break;
     }
     case Stage::kHandshake: {
-      if (o.failed_call == "peer") {
+      if (o.server_refused) {
         // The server answered, with its reason for not running the test.
         Finding f = make_finding("server-refused", Severity::kFail, Layer::kConnection,
                                  fmt::format("{} refused the test: {}", o.host, o.error));
@@ -382,20 +382,22 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
       break;
     }
     case Stage::kCmConnect: {
-      if (o.cm_event == "UNREACHABLE" || o.cm_event == "timeout") {
+      if (o.cm_break.is(RDMA_CM_EVENT_UNREACHABLE) || o.cm_break.timeout) {
         packets_lost(o, out);
-      } else if (o.cm_event == "ADDR_ERROR" || o.cm_event == "ROUTE_ERROR") {
-        Finding f = make_finding(o.cm_event == "ADDR_ERROR" ? "cm-address-error" : "cm-route-error",
-                                 Severity::kFail, Layer::kConnection,
-                                 "librdmacm could not map the peer's address to a local RDMA "
-                                 "device and route");
+      } else if (o.cm_break.is(RDMA_CM_EVENT_ADDR_ERROR) ||
+                 o.cm_break.is(RDMA_CM_EVENT_ROUTE_ERROR)) {
+        Finding f = make_finding(
+            o.cm_break.is(RDMA_CM_EVENT_ADDR_ERROR) ? "cm-address-error" : "cm-route-error",
+            Severity::kFail, Layer::kConnection,
+            "librdmacm could not map the peer's address to a local RDMA "
+            "device and route");
         f.evidence.push_back(o.error);
         f.fix =
             "check that the interface routing to the peer has an RDMA device (rdmacheck "
-            "devices); with several NICs give the source: --src ADDR or "
-            "RDMA_CM_SOURCE_ADDRESS=ADDR";
+            "devices); with several NICs give the source: --src ADDR (UCX/MPI applications: "
+            "UCX_RDMA_CM_SOURCE_ADDRESS=ADDR; librdmacm itself reads no such variable)";
         out.push_back(std::move(f));
-      } else if (o.cm_event == "REJECTED") {
+      } else if (o.cm_break.is(RDMA_CM_EVENT_REJECTED)) {
         Finding f = make_finding("cm-rejected", Severity::kFail, Layer::kConnection,
                                  "the peer rejected the rdma_cm connection");
         f.evidence.push_back(o.error);

@@ -9,6 +9,7 @@
 #include "base/enum_table.h"
 #include "findings/finding.h"
 #include "proto/messages.h"
+#include "verbs/cm.h"
 
 namespace rdmacheck::conn {
 
@@ -63,7 +64,8 @@ struct ConnObservation {
   std::string failed_call;       // the call that failed ("ibv_reg_mr"), if any
   std::string error;             // its message
   std::optional<int> wc_status;  // completion status of a failed work request (ibv_wc_status)
-  std::string cm_event;          // --cm: the event that broke setup ("UNREACHABLE"), or "timeout"
+  verbs::CmBreak cm_break;       // --cm: the event that broke setup, or the deadline
+  bool server_refused = false;   // the server answered the hello with its own error message
   std::optional<proto::HostFacts> local;
   std::optional<proto::HostFacts> peer;
   std::vector<std::string> local_firewall;  // rules here that drop UDP 4791

@@ -33,6 +33,30 @@ std::vector<std::string> ids(const std::vector<Finding>& fs) {
   return out;
 }
 
+// rdma_cm failures are told apart by the typed event that broke the setup.
+TEST(Diagnose, ConnectionManagerEventsNameTheirCause) {
+  ConnObservation o;
+  o.host = "h1";
+  o.failed = Stage::kCmConnect;
+  o.error = "ADDR_ERROR instead of ADDR_RESOLVED";
+  o.cm_break.event = RDMA_CM_EVENT_ADDR_ERROR;
+  EXPECT_EQ(ids(diagnose(o)).at(0), "cm-address-error");
+  const auto fix = diagnose(o).at(0).fix;
+  EXPECT_NE(fix.find("UCX_RDMA_CM_SOURCE_ADDRESS"), std::string::npos) << fix;
+  EXPECT_NE(fix.find("librdmacm itself reads no such variable"), std::string::npos) << fix;
+  o.cm_break.event = RDMA_CM_EVENT_ROUTE_ERROR;
+  EXPECT_EQ(ids(diagnose(o)).at(0), "cm-route-error");
+  o.cm_break.event = RDMA_CM_EVENT_REJECTED;
+  EXPECT_EQ(ids(diagnose(o)).at(0), "cm-rejected");
+  o.cm_break.event = RDMA_CM_EVENT_CONNECT_ERROR;
+  EXPECT_EQ(ids(diagnose(o)).at(0), "cm-connect-failed");
+  // No answer at all: the connection manager's packets are RoCE v2 too.
+  o.cm_break = verbs::CmBreak{std::nullopt, true};
+  const auto lost_ids = ids(diagnose(o));
+  ASSERT_FALSE(lost_ids.empty());
+  EXPECT_NE(lost_ids[0], "cm-connect-failed");
+}
+
 TEST(Diagnose, HealthyHasNoFindings) { EXPECT_TRUE(diagnose(ConnObservation{}).empty()); }
 
 TEST(Diagnose, RefusedMeansNoServer) {
@@ -129,6 +153,7 @@ TEST(Diagnose, AServerThatRefusesSaysWhy) {
   o.host = "h1";
   o.failed = Stage::kHandshake;
   o.failed_call = "peer";
+  o.server_refused = true;
   o.error = "server setup failed: ibv_modify_qp(RTR): Invalid argument";
   const auto f = diagnose(o);
   ASSERT_EQ(ids(f), std::vector<std::string>{"server-refused"});
@@ -152,6 +177,7 @@ ConnObservation forced_link_local() {
   o.host = "h1";
   o.failed = Stage::kHandshake;
   o.failed_call = "peer";
+  o.server_refused = true;
   o.error = "server setup failed: ibv_modify_qp(RTR): Invalid argument";
   o.user.gid = true;
   o.user.local_address = "198.18.0.2";

@@ -319,7 +319,8 @@ PingReport run_ping(const PingOptions& o) {
   } else {
     SessionFailure& f = opened.error();
     fail(rep, f.stage, f.error);
-    rep.obs.cm_event = f.cm_event;
+    rep.obs.cm_break = f.cm_break;
+    rep.obs.server_refused = f.server_refused;
     rep.obs.local = f.local;
     rep.obs.peer = f.peer;
     rep.warnings = f.warnings;

@@ -38,7 +38,8 @@ std::vector<Finding> diagnose_setup(const PerfReport& r, const PerfOptions& o) {
   obs.errnum = r.cause.errnum;
   obs.failed_call = r.cause.call;
   obs.error = r.error;
-  obs.cm_event = r.cm_event;
+  obs.cm_break = r.cm_break;
+  obs.server_refused = r.server_refused;
   obs.local = r.local;
   obs.peer = r.peer;
   return conn::diagnose(obs);
@@ -92,7 +93,8 @@ bool open_session(PerfReport& r, const PerfOptions& o, Deadline end, uint32_t se
   if (!opened) {
     conn::SessionFailure& f = opened.error();
     fail(r, f.stage, f.error);
-    r.cm_event = f.cm_event;
+    r.cm_break = f.cm_break;
+    r.server_refused = f.server_refused;
     if (f.local) r.local = f.local;
     if (f.peer) r.peer = f.peer;
     r.warnings.insert(r.warnings.end(), f.warnings.begin(), f.warnings.end());

@@ -41,8 +41,9 @@ struct PerfReport {
   conn::Stage failed =
       conn::Stage::kDone;  // where it stopped (kOptions: refused before connecting)
   std::string error;
-  std::string cm_event;  // --cm: the event that broke setup, or "timeout"
-  Error cause;           // the failure as a value, for the connection layer's diagnosis
+  verbs::CmBreak cm_break;      // --cm: the event that broke setup, or the deadline
+  bool server_refused = false;  // the server answered the hello with its own error message
+  Error cause;                  // the failure as a value, for the connection layer's diagnosis
   std::optional<proto::HostFacts> local;
   std::optional<proto::HostFacts> peer;
   std::vector<std::string> warnings;

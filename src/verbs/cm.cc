@@ -46,6 +46,11 @@ Result<CmEvent> next_cm_event(rdma_event_channel* ch, Deadline d) {
   }
 }
 
+std::string CmBreak::name() const {
+  if (event) return cm_event_short_name(*event);
+  return timeout ? "timeout" : "";
+}
+
 std::string CmError::event_name() const {
   if (event) return cm_event_short_name(*event);
   return error.errnum == ETIMEDOUT ? "timeout" : "";
@@ -83,7 +88,8 @@ std::string cm_event_meaning(rdma_cm_event_type t) {
              "the peer has no RDMA device, or the peer does not answer ARP/ND";
     case RDMA_CM_EVENT_ROUTE_ERROR:
       return "no route to the peer over an RDMA device (several NICs: the route leaves through "
-             "one without RDMA; try RDMA_CM_SOURCE_ADDRESS or --src)";
+             "one without RDMA; give the source address: --src, or UCX_RDMA_CM_SOURCE_ADDRESS for "
+             "UCX)";
     case RDMA_CM_EVENT_UNREACHABLE:
       return "the peer's connection manager did not answer: RoCE packets (UDP 4791) do not "
              "reach it, or nothing listens there";

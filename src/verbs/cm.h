@@ -43,6 +43,16 @@ struct CmError {
   [[nodiscard]] std::string event_name() const;
 };
 
+// What broke an rdma_cm setup, for diagnosis: the event that came instead of
+// the one expected, or the deadline. Empty when neither (a call failed).
+struct CmBreak {
+  std::optional<rdma_cm_event_type> event;
+  bool timeout = false;
+  [[nodiscard]] bool happened() const { return event.has_value() || timeout; }
+  [[nodiscard]] bool is(rdma_cm_event_type t) const { return event == t; }
+  [[nodiscard]] std::string name() const;  // "UNREACHABLE", "timeout", ""
+};
+
 // The next event on the channel, acknowledged, or ETIMEDOUT at the deadline.
 Result<CmEvent> next_cm_event(rdma_event_channel* ch, Deadline d);
 // Waits for `want`; any other event is an error naming it and its meaning.
