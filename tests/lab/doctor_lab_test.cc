@@ -54,8 +54,10 @@ TEST(DoctorLab, HealthyGuestReportsRxe0WithHonestNotes) {
   const auto* fw = check(doc, "firewall", "host");
   ASSERT_NE(fw, nullptr);
   EXPECT_EQ((*fw)["facts"]["blocking_rules"], 0);
-  // iptables was read; nft too where nftables is installed (scripts/setup installs it).
-  EXPECT_EQ((*fw)["facts"]["source"].get<std::string>().rfind("iptables -S", 0), 0u)
+  // The ruleset as the kernel walks it: nft's JSON first (scripts/setup
+  // installs nftables; iptables-nft's own tables, when it has any, come from
+  // iptables-save, which the source then names too).
+  EXPECT_EQ((*fw)["facts"]["source"].get<std::string>().rfind("nft -j list ruleset", 0), 0u)
       << (*fw)["facts"].dump();
 }
 
