@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "conn/endpoint.h"
+
 namespace rdmacheck::conn {
 namespace {
 
@@ -31,13 +33,11 @@ bool zero(const Raw& g) {
 bool ipv4_mapped(const Raw& g) { return g[10] == 0xff && g[11] == 0xff; }
 bool link_local(const Raw& g) { return g[0] == 0xfe && (g[1] & 0xc0) == 0x80; }
 
+// The GID as sysfs prints it, by the endpoint's one formatter.
 std::string text(const Raw& g) {
-  std::string s;
-  for (size_t i = 0; i < g.size(); i += 2) {
-    if (i != 0) s += ':';
-    s += fmt::format("{:02x}{:02x}", g[i], g[i + 1]);
-  }
-  return s;
+  ibv_gid gid{};
+  std::copy(g.begin(), g.end(), std::begin(gid.raw));
+  return gid_text(gid);
 }
 
 }  // namespace
@@ -171,14 +171,9 @@ std::vector<GidCandidate> gid_candidates(const PortInfo& port) {
     GidCandidate c;
     c.index = g.index;
     c.type = g.type;
-    std::string hex;
-    for (char ch : g.gid) {
-      if (ch != ':') hex.push_back(ch);
-    }
-    if (hex.size() != 32) continue;
-    for (size_t i = 0; i < 16; ++i) {
-      c.raw[i] = static_cast<uint8_t>(std::stoul(hex.substr(i * 2, 2), nullptr, 16));
-    }
+    const auto gid = parse_gid(g.gid);  // the endpoint's one parser of sysfs GID text
+    if (!gid) continue;
+    std::copy(std::begin(gid->raw), std::end(gid->raw), c.raw.begin());
     out.push_back(c);
   }
   return out;

@@ -147,14 +147,20 @@ TEST(Diagnose, ALengthRuleAndItsBlackHoleAreOneFinding) {
   EXPECT_EQ(f[0].evidence[1], "2048 B: retry exceeded");
 }
 
-// The server's own refusal is not a version problem.
-TEST(Diagnose, AServerThatRefusesSaysWhy) {
+// The server answered the hello with its own error (rxe's RTR refusing a GID).
+ConnObservation refused_by_server() {
   ConnObservation o;
   o.host = "h1";
   o.failed = Stage::kHandshake;
   o.failed_call = "peer";
   o.server_refused = true;
   o.error = "server setup failed: ibv_modify_qp(RTR): Invalid argument";
+  return o;
+}
+
+// The server's own refusal is not a version problem.
+TEST(Diagnose, AServerThatRefusesSaysWhy) {
+  const ConnObservation o = refused_by_server();
   const auto f = diagnose(o);
   ASSERT_EQ(ids(f), std::vector<std::string>{"server-refused"});
   EXPECT_EQ(f[0].summary, "h1 refused the test: " + o.error);
@@ -173,12 +179,7 @@ Selection rxe_gid(int index, const std::string& gid) {
 
 // The lab's rxe: GID 0 link-local IPv6, GID 1 the IPv4-mapped address; -x 0.
 ConnObservation forced_link_local() {
-  ConnObservation o;
-  o.host = "h1";
-  o.failed = Stage::kHandshake;
-  o.failed_call = "peer";
-  o.server_refused = true;
-  o.error = "server setup failed: ibv_modify_qp(RTR): Invalid argument";
+  ConnObservation o = refused_by_server();
   o.user.gid = true;
   o.user.local_address = "198.18.0.2";
   o.user.forced = rxe_gid(0, "fe80:0000:0000:0000:5054:00ff:fe12:3402");

@@ -101,16 +101,6 @@ Result<ibv_port_attr> query_port(ibv_context* ctx, uint8_t port) {
   return attr;
 }
 
-Result<ibv_gid_entry> query_gid(ibv_context* ctx, uint8_t port, int index) {
-  ibv_gid_entry e{};
-  if (int rc = ibv_query_gid_ex(ctx, port, static_cast<uint32_t>(index), &e, 0); rc != 0) {
-    return code_error(
-        "ibv_query_gid_ex", rc,
-        fmt::format("{} port {} index {}", ibv_get_device_name(ctx->device), port, index));
-  }
-  return e;
-}
-
 Result<std::vector<ibv_gid_entry>> query_gid_table(ibv_context* ctx, size_t max_entries) {
   std::vector<ibv_gid_entry> entries(std::max<size_t>(max_entries, 1));
   const ssize_t n = ibv_query_gid_table(ctx, entries.data(), entries.size(), 0);

@@ -67,7 +67,6 @@ Result<CqPtr> create_cq(ibv_context* ctx, int cqe, ibv_comp_channel* channel);
 Result<QpPtr> create_qp(ibv_pd* pd, ibv_qp_init_attr& attr);
 Result<AhPtr> create_ah(ibv_pd* pd, ibv_ah_attr& attr);
 Result<ibv_port_attr> query_port(ibv_context* ctx, uint8_t port);
-Result<ibv_gid_entry> query_gid(ibv_context* ctx, uint8_t port, int index);
 // Every valid GID of every port in one call (ibv_query_gid_table), for
 // choosing among devices without walking 1024-entry tables one by one.
 Result<std::vector<ibv_gid_entry>> query_gid_table(ibv_context* ctx, size_t max_entries);
