@@ -103,7 +103,7 @@ TEST(Check, TopFindingsPutFailuresFirst) {
       LayerReport{Layer::kPerformance, LayerStatus::kNotRun, "the connection layer failed"}};
   EXPECT_EQ(ids(top_findings(r, 5)),
             (std::vector<std::string>{"firewall-blocks-roce", "mtu-not-jumbo"}));
-  const std::string text = format_text(r, false);
+  const std::string text = format_text(r);
   EXPECT_NE(text.find("== layer 3: performance == NOT RUN (the connection layer failed)"),
             std::string::npos)
       << text;
@@ -201,7 +201,9 @@ TEST(Check, TheDegradedMlx4sDownSecondPortDoesNotFailTheDeviceLayer) {
   auto forced = d.findings();
   scope_to_port(forced, port_under_test(port_states(d), "", 2));
   for (const auto& f : forced) {
-    if (f.id == "port-down") EXPECT_EQ(f.severity, Severity::kFail);
+    if (f.id == "port-down") {
+      EXPECT_EQ(f.severity, Severity::kFail);
+    }
   }
 }
 

@@ -120,7 +120,8 @@ nlohmann::json to_json(const CheckReport& r) {
           {"elapsed_ms", r.elapsed_ms}};
 }
 
-std::string format_text(const CheckReport& r, bool color) {
+std::string format_text(const CheckReport& r, const TextStyle& style) {
+  const bool color = style.color;
   std::string out = fmt::format("rdmacheck check {} (port {})\n", r.options.target.host,
                                 r.options.target.tcp_port);
   for (size_t i = 0; i < r.layers.size(); ++i) {

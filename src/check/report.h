@@ -5,11 +5,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/text_style.h"
 #include "check/check.h"
 
 namespace rdmacheck::check {
 
 nlohmann::json to_json(const CheckReport& r);
-std::string format_text(const CheckReport& r, bool color);
+std::string format_text(const CheckReport& r, const TextStyle& style = {});
 
 }  // namespace rdmacheck::check

@@ -1,5 +1,3 @@
-#include <unistd.h>
-
 #include <cstdio>
 #include <memory>
 
@@ -7,6 +5,7 @@
 #include "check/html.h"
 #include "check/report.h"
 #include "cli/command.h"
+#include "cli/print.h"
 #include "cli/target_options.h"
 
 namespace rdmacheck::cli {
@@ -14,8 +13,7 @@ namespace rdmacheck::cli {
 Runner attach_check(CLI::App& app) {
   struct Opts {
     check::CheckOptions c;
-    bool json = false;
-    bool no_color = false;
+    OutputFlags out;
     std::string html;
     int timeout_s = 180;
   };
@@ -27,8 +25,7 @@ Runner attach_check(CLI::App& app) {
   app.add_option("--timeout", o->timeout_s, "seconds the whole check may take")
       ->check(CLI::Range(10, 3600))
       ->default_val(180);
-  app.add_flag("--json", o->json, "print the report as JSON");
-  app.add_flag("--no-color", o->no_color, "no colour even on a terminal");
+  add_output_flags(app, o->out, "print the report as JSON", /*has_color=*/true);
   app.add_option("--html", o->html,
                  "also write a self-contained HTML report (charts, timelines, counters) to FILE");
   app.footer(
@@ -45,12 +42,7 @@ Runner attach_check(CLI::App& app) {
     }
     c.timeout = std::chrono::seconds(o->timeout_s);
     const auto r = check::run_check(c, stop_requested());
-    if (o->json) {
-      std::printf("%s\n", check::to_json(r).dump(2).c_str());
-    } else {
-      const bool color = !o->no_color && ::isatty(STDOUT_FILENO) != 0;
-      std::fputs(check::format_text(r, color).c_str(), stdout);
-    }
+    print(r, o->out);
     if (!o->html.empty()) {
       if (auto s = check::write_html(o->html, check::to_json(r)); !s) {
         std::fprintf(stderr, "rdmacheck: error: --html: %s\n", s.error().message().c_str());

@@ -2,17 +2,18 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/print.h"
 #include "devices/inventory.h"
 
 namespace rdmacheck::cli {
 
 Runner attach_devices(CLI::App& app) {
   struct Opts {
-    bool json = false;
+    OutputFlags out;
     std::string root;
   };
   auto o = std::make_shared<Opts>();
-  app.add_flag("--json", o->json, "print JSON instead of tables");
+  add_output_flags(app, o->out, "print JSON instead of tables");
   app.add_option("--root", o->root,
                  "read sysfs under DIR instead of / (a capture; also $RDMACHECK_ROOT)")
       ->check(CLI::ExistingDirectory);
@@ -22,11 +23,7 @@ Runner attach_devices(CLI::App& app) {
     // Port MTUs come from libibverbs, which only sees this machine's devices.
     const bool live = fs.root() == "/";
     const auto inv = devices::take_inventory(fs, live);
-    if (o->json) {
-      std::printf("%s\n", devices::to_json(inv).dump(2).c_str());
-    } else {
-      std::fputs(devices::format_text(inv).c_str(), stdout);
-    }
+    print(inv, o->out);
     return inv.devices.empty() ? 2 : 0;
   };
 }

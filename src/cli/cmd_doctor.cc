@@ -3,13 +3,14 @@
 
 #include "base/version.h"
 #include "cli/command.h"
+#include "cli/print.h"
 #include "doctor/capture.h"
 #include "doctor/doctor.h"
 
 namespace rdmacheck::cli {
 namespace {
 
-int capture(const std::string& dir, bool json) {
+int capture(const std::string& dir, const OutputFlags& out) {
   if (auto st = doctor::prepare_capture_dir(dir); !st) {
     std::fprintf(stderr, "rdmacheck: error: %s\n", st.error().message().c_str());
     return 2;
@@ -34,7 +35,7 @@ int capture(const std::string& dir, bool json) {
     std::fprintf(stderr, "rdmacheck: error: capture: %s\n", st.error().message().c_str());
     return 2;
   }
-  std::fputs(doctor::render(report, json).c_str(), stdout);
+  print(report, out);
   std::fprintf(stderr,
                "captured %d files and %zu source answers into %s (replay: rdmacheck doctor "
                "--root %s)\n",
@@ -46,12 +47,12 @@ int capture(const std::string& dir, bool json) {
 
 Runner attach_doctor(CLI::App& app) {
   struct Opts {
-    bool json = false;
+    OutputFlags out;
     std::string root;
     std::string capture;
   };
   auto o = std::make_shared<Opts>();
-  app.add_flag("--json", o->json, "print the report as JSON");
+  add_output_flags(app, o->out, "print the report as JSON");
   app.add_option("--root", o->root,
                  "replay a capture: read files under DIR and the captured ethtool, address, DCB, "
                  "firewall and verbs answers from DIR/capture (also $RDMACHECK_ROOT)")
@@ -67,11 +68,11 @@ Runner attach_doctor(CLI::App& app) {
       "PFC/ECN, hardware error counters. Each finding has a stable id, evidence and a fix.\n"
       "Exit status: 0 nothing at warn or above, 1 warnings, 2 failures (or bad usage).");
   return [o]() {
-    if (!o->capture.empty()) return capture(o->capture, o->json);
+    if (!o->capture.empty()) return capture(o->capture, o->out);
     const FsRoot fs = FsRoot::from_option(o->root);
     auto src = doctor::sources_for(fs);
     const auto report = doctor::run_doctor(fs, *src);
-    std::fputs(doctor::render(report, o->json).c_str(), stdout);
+    print(report, o->out);
     return report.exit_status();
   };
 }

@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "cli/command.h"
+#include "cli/print.h"
 #include "cli/target_options.h"
 #include "perf/client.h"
 #include "perf/report.h"
@@ -26,7 +27,7 @@ struct PerfOpts {
   uint64_t iterations = 0;
   bool report_gbits = false;
   bool cpu_freq = false;
-  bool json = false;
+  OutputFlags out;
   double timeout_s = 120;
   uint32_t cq_mod = 0;  // 0: chosen from the tx depth
 };
@@ -101,7 +102,7 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
   app.add_flag("-F,--CPU-freq", o->cpu_freq,
                "accepted for perftest compatibility and ignored: perftest's flag silences its "
                "CPU-frequency warning; here 'rdmacheck doctor' reports the governor");
-  app.add_flag("--json", o->json, "print the report as JSON");
+  add_output_flags(app, o->out, "print the report as JSON");
   app.footer("Exit status: 0 measured, 1 measured with warnings, 2 failed or bad options.");
   return [o, bw]() {
     perf::PerfOptions p = o->p;
@@ -156,7 +157,7 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
     }
     p.timeout = std::chrono::milliseconds(static_cast<int64_t>(o->timeout_s * 1000));
     // The progress line goes to stderr, and only where someone watches it.
-    if (!o->json && ::isatty(STDERR_FILENO) != 0) {
+    if (!o->out.json && ::isatty(STDERR_FILENO) != 0) {
       p.progress = [](const std::string& line) {
         std::fprintf(stderr, "\r\033[K%s", line.c_str());
         if (line.empty()) std::fputs("\r", stderr);
@@ -164,12 +165,7 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
       };
     }
     const perf::PerfReport r = perf::run_perf(p, stop_requested());
-    const nlohmann::json doc = perf::to_json(r);
-    if (o->json) {
-      std::printf("%s\n", doc.dump(2).c_str());
-    } else {
-      std::fputs(perf::format_text(doc).c_str(), stdout);
-    }
+    print(r, o->out);
     return perf::exit_status(r);
   };
 }

@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/print.h"
 #include "cli/target_options.h"
 #include "conn/ping.h"
 #include "conn/ping_print.h"
@@ -12,7 +13,7 @@ Runner attach_ping(CLI::App& app) {
   struct Opts {
     conn::PingOptions p;
     bool ud = false;
-    bool json = false;
+    OutputFlags out;
     bool no_ladder = false;
     double timeout_s = 15;
     double ping_timeout_s = 3;
@@ -52,7 +53,7 @@ Runner attach_ping(CLI::App& app) {
   app.add_option("--retry", o->retry, "RC retransmissions before giving up (never 7 = forever)")
       ->check(CLI::Range(0, 6))
       ->default_val(6);
-  app.add_flag("--json", o->json, "print the report as JSON");
+  add_output_flags(app, o->out, "print the report as JSON");
   app.footer(
       "Exit status: 0 every ping answered, 1 answered with warnings, 2 failed (the findings name "
       "the cause).");
@@ -73,11 +74,7 @@ Runner attach_ping(CLI::App& app) {
     if (app.count("--ack-timeout") > 0) p.ack_timeout = static_cast<uint8_t>(o->ack_timeout);
     p.timing.retry_cnt = static_cast<uint8_t>(o->retry);
     const conn::PingReport r = conn::run_ping(p);
-    if (o->json) {
-      std::printf("%s\n", conn::to_json(r).dump(2).c_str());
-    } else {
-      std::fputs(conn::format_text(r).c_str(), stdout);
-    }
+    print(r, o->out);
     return conn::exit_status(r);
   };
 }

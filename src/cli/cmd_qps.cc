@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/print.h"
 #include "doctor/sources.h"
 #include "qps/qps.h"
 
@@ -9,11 +10,11 @@ namespace rdmacheck::cli {
 
 Runner attach_qps(CLI::App& app) {
   struct Opts {
-    bool json = false;
+    OutputFlags out;
     std::string root;
   };
   auto o = std::make_shared<Opts>();
-  app.add_flag("--json", o->json, "print the QPs as JSON");
+  add_output_flags(app, o->out, "print the QPs as JSON");
   app.add_option("--root", o->root,
                  "replay the QPs of a 'doctor --capture' directory (also $RDMACHECK_ROOT)")
       ->check(CLI::ExistingDirectory);
@@ -24,12 +25,12 @@ Runner attach_qps(CLI::App& app) {
   return [o]() {
     const FsRoot fs = FsRoot::from_option(o->root);
     const auto report = qps::make_report(doctor::sources_for(fs)->qps());
-    if (report.error && !o->json) {
+    if (report.error && !o->out.json) {
       std::fprintf(stderr, "rdmacheck: error: cannot list QPs: %s\n",
                    qps::explain(*report.error).c_str());
       return report.exit_status();
     }
-    std::fputs(qps::render(report, o->json).c_str(), stdout);
+    print(report, o->out);
     return report.exit_status();
   };
 }

@@ -63,7 +63,7 @@ nlohmann::json to_json(const PingReport& r) {
   };
 }
 
-std::string format_text(const PingReport& r) {
+std::string format_text(const PingReport& r, const TextStyle& /*style*/) {
   std::string out;
   const auto& o = r.options;
   out += fmt::format("PING {} port {}: {} {} of {} bytes\n", o.target.host, o.target.tcp_port,

@@ -119,7 +119,7 @@ nlohmann::json to_json(const Inventory& inv) {
   return {{"devices", devs}, {"why_none", inv.why_none}, {"notes", inv.notes}};
 }
 
-std::string format_text(const Inventory& inv) {
+std::string format_text(const Inventory& inv, const TextStyle& /*style*/) {
   std::string out;
   if (inv.devices.empty()) {
     out += "No RDMA device found.\n";

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/text_style.h"
 #include "sysfs/fs_root.h"
 #include "sysfs/rdma_sysfs.h"
 
@@ -24,6 +25,6 @@ Inventory take_inventory(const FsRoot& fs, bool query_verbs);
 std::vector<std::string> explain_no_devices(const FsRoot& fs);
 
 nlohmann::json to_json(const Inventory& inv);
-std::string format_text(const Inventory& inv);
+std::string format_text(const Inventory& inv, const TextStyle& style = {});
 
 }  // namespace rdmacheck::devices

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/text_style.h"
 #include "doctor/check.h"
 
 namespace rdmacheck::doctor {
@@ -30,8 +31,9 @@ const std::vector<CheckEntry>& check_table();
 
 DoctorReport run_doctor(const FsRoot& fs, Sources& src);
 
-// Text (grouped by layer, each check's facts then its findings) or JSON.
-std::string render(const DoctorReport& r, bool json);
+// The JSON document, and the text grouped by layer (each check's facts, then
+// its findings), from one walk over the report.
 nlohmann::json to_json(const DoctorReport& r);
+std::string format_text(const DoctorReport& r, const TextStyle& style = {});
 
 }  // namespace rdmacheck::doctor

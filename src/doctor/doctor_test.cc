@@ -64,8 +64,8 @@ TEST(Doctor, ExitStatusFollowsTheWorstFinding) {
 TEST(Doctor, TextAndJsonCarryTheSameReport) {
   const Fixture fx("mlx5-gen3x8");
   const auto r = run_doctor(fx.fs(), fx.src());
-  const auto j = nlohmann::json::parse(render(r, true));
-  const std::string text = render(r, false);
+  const auto j = to_json(r);
+  const std::string text = format_text(r);
   EXPECT_EQ(j["host"]["hostname"], "cx5-gen3");
   EXPECT_EQ(j["summary"]["exit"], 1);
   EXPECT_EQ(j["findings"].size(), r.findings().size());

@@ -130,7 +130,9 @@ Emitter emit(const DoctorReport& r, bool json) {
 
 }  // namespace
 
-std::string render(const DoctorReport& r, bool json) { return emit(r, json).out(); }
+std::string format_text(const DoctorReport& r, const TextStyle& /*style*/) {
+  return emit(r, false).out();
+}
 
 nlohmann::json to_json(const DoctorReport& r) { return emit(r, true).doc(); }
 

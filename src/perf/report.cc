@@ -109,7 +109,7 @@ json to_json(const PerfReport& r) {
   };
 }
 
-std::string format_text(const json& d) {
+std::string format_document(const json& d) {
   std::string out;
   const json& s = d["spec"];
   const bool bw = d["command"] == "bw";
@@ -212,6 +212,10 @@ std::string format_text(const json& d) {
   out += fmt::format("result: {} ({:.0f} ms)\n", d["ok"].get<bool>() ? "PASS" : "FAIL",
                      d["elapsed_ms"].get<double>());
   return out;
+}
+
+std::string format_text(const PerfReport& r, const TextStyle& /*style*/) {
+  return format_document(to_json(r));
 }
 
 }  // namespace rdmacheck::perf

@@ -25,7 +25,7 @@ TEST(Report, TextIsRenderedFromTheJsonDocument) {
   const auto doc = to_json(bw_report());
   EXPECT_EQ(doc["command"], "bw");
   EXPECT_EQ(doc["results"][0]["size"], 65536);
-  const std::string text = format_text(doc);
+  const std::string text = format_document(doc);
   EXPECT_NE(text.find("BW avg[Gb/s]"), std::string::npos) << text;
   EXPECT_NE(text.find("      65536         1000         1.2000         1.0486       125.00"),
             std::string::npos)
@@ -48,7 +48,7 @@ TEST(Report, LatencyTableAndFailure) {
   r.ok = false;
   r.failed = conn::Stage::kTraffic;
   r.error = "completion: transport retry counter exceeded";
-  const std::string text = format_text(to_json(r));
+  const std::string text = format_text(r);
   EXPECT_NE(text.find("med[us]"), std::string::npos) << text;
   EXPECT_NE(text.find("half round trips"), std::string::npos) << text;
   EXPECT_NE(text.find("failed at traffic: completion"), std::string::npos) << text;
@@ -100,7 +100,7 @@ TEST(Schema, BidirectionalAndValidatedReportsConformAndPrint) {
   EXPECT_EQ(doc["results"][0]["directions"]["in_gbps"], 0.548576);
   EXPECT_EQ(doc["validation"]["checks"], 2);
   EXPECT_TRUE(doc["cpu"].is_null());  // not asked for
-  const std::string text = format_text(doc);
+  const std::string text = format_document(doc);
   EXPECT_NE(text.find("out 0.5000 + in 0.5486 Gb/s"), std::string::npos) << text;
   EXPECT_NE(text.find("both directions at once"), std::string::npos) << text;
 }
@@ -113,7 +113,7 @@ TEST(Schema, CpuUtilisationOfBothSides) {
   EXPECT_EQ(schema_violations(load_schema(), doc), std::vector<std::string>{});
   EXPECT_DOUBLE_EQ(doc["cpu"]["local"]["percent"].get<double>(), 99.0);
   EXPECT_TRUE(doc["cpu"]["peer"].is_null());  // an older or failed server sent none
-  const std::string text = format_text(doc);
+  const std::string text = format_document(doc);
   EXPECT_NE(text.find("cpu: local 99.0 % of 1.00 s"), std::string::npos) << text;
 }
 

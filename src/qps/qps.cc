@@ -93,9 +93,16 @@ QpsReport make_report(Result<std::vector<QpInfo>> qps) {
   return r;
 }
 
-std::string render(const QpsReport& r, bool json) {
+nlohmann::json to_json(const QpsReport& r) {
   nlohmann::json doc = {{"qps", nlohmann::json::array()},
                         {"error", r.error ? nlohmann::json(explain(*r.error)) : nlohmann::json()}};
+  for (const auto& q : r.qps) doc["qps"].push_back(to_json(q));
+  doc["findings"] = rdmacheck::to_json(r.findings);
+  doc["exit"] = r.exit_status();
+  return doc;
+}
+
+std::string format_text(const QpsReport& r, const TextStyle& /*style*/) {
   std::string text;
   if (r.error) {
     text += "cannot list QPs: " + explain(*r.error) + "\n";
@@ -106,7 +113,6 @@ std::string render(const QpsReport& r, bool json) {
                         "LQPN", "RQPN", "TYPE", "STATE", "PID", "COMM");
   }
   for (const auto& q : r.qps) {
-    doc["qps"].push_back(to_json(q));
     const std::string mark = q.state == "RTS" || q.state == "RESET" ? ""
                              : q.state == "ERR"                     ? "  <- ERROR"
                                                                     : "  <- not ready";
@@ -114,11 +120,9 @@ std::string render(const QpsReport& r, bool json) {
                         q.lqpn, opt(q.rqpn), q.type, q.state, opt(q.pid),
                         q.kernel ? "[" + q.comm + "]" : q.comm, mark);
   }
-  doc["findings"] = to_json(r.findings);
-  doc["exit"] = r.exit_status();
   if (!r.findings.empty()) text += "\n";
   for (const auto& f : r.findings) text += format_finding(f);
-  return json ? doc.dump(2) + "\n" : text;
+  return text;
 }
 
 }  // namespace rdmacheck::qps

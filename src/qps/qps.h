@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "base/text_style.h"
 #include "findings/finding.h"
 #include "qps/qp_list.h"
 
@@ -26,7 +27,8 @@ QpsReport make_report(Result<std::vector<QpInfo>> qps);
 // The error's message, with what it means when the kernel has no RDMA netlink.
 std::string explain(const Error& e);
 
-// The table (or JSON document) and the findings, from one walk.
-std::string render(const QpsReport& r, bool json);
+// The JSON document, and the table with the findings.
+nlohmann::json to_json(const QpsReport& r);
+std::string format_text(const QpsReport& r, const TextStyle& style = {});
 
 }  // namespace rdmacheck::qps

@@ -21,10 +21,10 @@ TEST(Qps, FlagsErrorAndNotReadyQps) {
   EXPECT_EQ(r.findings[1].id, "qp-not-ready");
   EXPECT_NE(r.findings[1].evidence[0].find("INIT"), std::string::npos);
   EXPECT_EQ(r.exit_status(), 1);
-  const std::string text = render(r, false);
+  const std::string text = format_text(r);
   EXPECT_NE(text.find("app_server  <- ERROR"), std::string::npos) << text;
   EXPECT_NE(text.find("[ib_core]"), std::string::npos);
-  const auto j = nlohmann::json::parse(render(r, true));
+  const auto j = to_json(r);
   EXPECT_EQ(j["qps"].size(), 4u);
   EXPECT_EQ(j["qps"][2]["state"], "ERR");
   EXPECT_EQ(j["findings"][0]["id"], "qp-in-error");
@@ -41,8 +41,8 @@ TEST(Qps, HealthyListHasNoFindings) {
 TEST(Qps, AnUnreadableListExitsTwoAndSaysWhy) {
   const auto r = make_report(Error{"socket(AF_NETLINK)", EPROTONOSUPPORT, "netlink bus 20"});
   EXPECT_EQ(r.exit_status(), 2);
-  EXPECT_NE(render(r, false).find("ib_core is not loaded"), std::string::npos);
-  EXPECT_FALSE(nlohmann::json::parse(render(r, true))["error"].is_null());
+  EXPECT_NE(format_text(r).find("ib_core is not loaded"), std::string::npos);
+  EXPECT_FALSE(to_json(r)["error"].is_null());
 }
 
 }  // namespace
