@@ -336,11 +336,15 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
       break;
     }
     case Stage::kLocalSetup: {
-      // Registration pins pages against RLIMIT_MEMLOCK: ENOMEM (or EPERM) there is the limit.
-      if (o.failed_call == "ibv_reg_mr" && (o.errnum == ENOMEM || o.errnum == EPERM)) {
+      // Setting up pins pages (the buffer's MR; CQ and QP rings on most NICs)
+      // against RLIMIT_MEMLOCK. ENOMEM or EPERM under a finite limit is that
+      // limit; under an unlimited one it is something else, said as it is.
+      if ((o.errnum == ENOMEM || o.errnum == EPERM) && o.memlock_limit) {
         Finding f = make_finding("memlock-too-low", Severity::kFail, Layer::kConnection,
-                                 "memory registration failed: the locked-memory limit is too low");
+                                 "pinning memory failed: the locked-memory limit is too low");
         f.evidence.push_back(o.error);
+        f.evidence.push_back(fmt::format("RLIMIT_MEMLOCK of this process: {} bytes (ulimit -l {})",
+                                         *o.memlock_limit, *o.memlock_limit / 1024));
         f.fix =
             "ulimit -l unlimited (or LimitMEMLOCK=infinity for a service; memlock in "
             "/etc/security/limits.conf)";

@@ -59,10 +59,13 @@ struct UserSelection {
 struct ConnObservation {
   std::string host;  // what the user asked to reach
   uint16_t tcp_port = 0;
-  Stage failed = Stage::kDone;   // the first stage that failed; kDone = none
-  int errnum = 0;                // errno of the failure, if any
-  std::string failed_call;       // the call that failed ("ibv_reg_mr"), if any
-  std::string error;             // its message
+  Stage failed = Stage::kDone;  // the first stage that failed; kDone = none
+  int errnum = 0;               // errno of the failure, if any
+  std::string error;            // its message, naming the call that failed
+  // This process's RLIMIT_MEMLOCK soft limit in bytes when the failure
+  // happened; nullopt = unlimited. Pinning (MRs, and on most NICs CQ and QP
+  // buffers) counts against it.
+  std::optional<uint64_t> memlock_limit;
   std::optional<int> wc_status;  // completion status of a failed work request (ibv_wc_status)
   verbs::CmBreak cm_break;       // --cm: the event that broke setup, or the deadline
   bool server_refused = false;   // the server answered the hello with its own error message

@@ -122,13 +122,23 @@ TEST(Diagnose, RnrAndAccessErrors) {
   EXPECT_EQ(ids(diagnose(o)), std::vector<std::string>{"remote-access-error"});
 }
 
-TEST(Diagnose, MemlockOnRegistration) {
+// Whatever call pinned first (the MR, or a CQ ring on mlx5), ENOMEM under a
+// finite locked-memory limit is that limit; under an unlimited one it is not.
+TEST(Diagnose, MemlockWhenPinningFailsUnderAFiniteLimit) {
   ConnObservation o;
   o.failed = Stage::kLocalSetup;
   o.errnum = ENOMEM;
-  o.failed_call = "ibv_reg_mr";
+  o.error = "ibv_reg_mr: Cannot allocate memory [rxe0 131072 bytes]";
+  o.memlock_limit = 65536;
+  const auto f = diagnose(o);
+  ASSERT_EQ(ids(f), std::vector<std::string>{"memlock-too-low"});
+  EXPECT_EQ(f[0].evidence[1], "RLIMIT_MEMLOCK of this process: 65536 bytes (ulimit -l 64)");
+  o.error = "ibv_create_cq: Cannot allocate memory [mlx5_0 cqe 256]";
   EXPECT_EQ(ids(diagnose(o)), std::vector<std::string>{"memlock-too-low"});
-  o.failed_call = "ibv_create_cq";  // out of memory elsewhere is not the memlock limit
+  o.memlock_limit.reset();  // unlimited: out of memory is something else
+  EXPECT_EQ(ids(diagnose(o)), std::vector<std::string>{"local-setup-failed"});
+  o.memlock_limit = 65536;
+  o.errnum = EINVAL;  // a refused attribute is not the limit
   EXPECT_EQ(ids(diagnose(o)), std::vector<std::string>{"local-setup-failed"});
 }
 
@@ -152,7 +162,6 @@ ConnObservation refused_by_server() {
   ConnObservation o;
   o.host = "h1";
   o.failed = Stage::kHandshake;
-  o.failed_call = "peer";
   o.server_refused = true;
   o.error = "server setup failed: ibv_modify_qp(RTR): Invalid argument";
   return o;

@@ -7,13 +7,17 @@
 #include <netdb.h>
 #include <poll.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "base/version.h"
 #include "conn/device_choice.h"
+#include "doctor/memlock.h"
 #include "sysfs/fs_root.h"
 
 namespace rdmacheck::conn {
@@ -516,6 +520,16 @@ Result<std::optional<ibv_wc>> next_completion(Endpoint& ep, Deadline d, int extr
 
 std::string wc_status_text(ibv_wc_status s) {
   return fmt::format("{} ({})", ibv_wc_status_str(s), static_cast<int>(s));
+}
+
+std::optional<uint64_t> effective_memlock_limit() {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return std::nullopt;
+  std::ifstream status("/proc/self/status");
+  const std::string text((std::istreambuf_iterator<char>(status)),
+                         std::istreambuf_iterator<char>());
+  if (doctor::has_ipc_lock(text).value_or(false)) return std::nullopt;
+  return static_cast<uint64_t>(rl.rlim_cur);
 }
 
 }  // namespace rdmacheck::conn

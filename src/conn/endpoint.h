@@ -97,6 +97,10 @@ Status pick_port_and_gid(Endpoint& ep, const EndpointOptions& o, int port_hint);
 Status create_resources(Endpoint& ep, const EndpointOptions& o, rdma_cm_id* cm_id,
                         std::vector<proto::Step>& timeline);
 
+// This process's locked-memory limit as it applies to pinning: RLIMIT_MEMLOCK's
+// soft limit, nullopt when unlimited or lifted by CAP_IPC_LOCK.
+std::optional<uint64_t> effective_memlock_limit();
+
 // Link rate in Gb/s from ibv_query_port's active_width and active_speed.
 double port_rate_gbps(const ibv_port_attr& a);
 

@@ -140,7 +140,7 @@ RoundTrip Prober::run(uint32_t size, std::chrono::milliseconds timeout) {
 void fail(PingReport& rep, Stage stage, const Error& e) {
   rep.obs.failed = stage;
   rep.obs.errnum = e.errnum;
-  rep.obs.failed_call = e.call;
+  if (stage == Stage::kLocalSetup) rep.obs.memlock_limit = effective_memlock_limit();
   rep.obs.error = e.message();
 }
 

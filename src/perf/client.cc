@@ -36,7 +36,7 @@ std::vector<Finding> diagnose_setup(const PerfReport& r, const PerfOptions& o) {
   obs.tcp_port = o.target.tcp_port;
   obs.failed = r.failed;
   obs.errnum = r.cause.errnum;
-  obs.failed_call = r.cause.call;
+  if (r.failed == Stage::kLocalSetup) obs.memlock_limit = conn::effective_memlock_limit();
   obs.error = r.error;
   obs.cm_break = r.cm_break;
   obs.server_refused = r.server_refused;
