@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "host/firewall.h"
+#include "sysfs/rdma_sysfs.h"
 
 namespace rdmacheck::conn {
 namespace {
@@ -40,10 +41,29 @@ struct FirewallRules {
   [[nodiscard]] bool empty() const { return all.empty() && some.empty(); }
 };
 
+// The two addresses of this path, from the GIDs both sides used.
+std::vector<std::string> path_addresses(const ConnObservation& o) {
+  std::vector<std::string> out;
+  for (const auto* f : {&o.local, &o.peer}) {
+    if (!*f) continue;
+    const std::string a = gid_address((*f)->gid, parse_gid_type((*f)->gid_type));
+    if (!a.empty()) out.push_back(a);
+  }
+  return out;
+}
+
 FirewallRules firewall_rules(const ConnObservation& o) {
   FirewallRules r;
+  const auto addresses = path_addresses(o);
   auto add = [&](const std::string& where, const std::string& rule) {
-    (matches_only_some(rule) ? r.some : r.all).push_back(where + rule);
+    if (!matches_only_some(rule)) {
+      r.all.push_back(where + rule);
+    } else if (covers_path(rule, addresses)) {
+      // Limited by address, and this path's address is the one it names.
+      r.all.push_back(where + rule + " (this path's address is in it: every RoCE packet here)");
+    } else {
+      r.some.push_back(where + rule);
+    }
   };
   // The server joins its rules with "; " in its bye.
   size_t from = 0;

@@ -282,3 +282,35 @@ TEST(Diagnose, AForcedDownPortNamesTheFlagAndThePortThatWorks) {
 
 }  // namespace
 }  // namespace rdmacheck::conn
+
+namespace rdmacheck::conn {
+namespace {
+
+// Lab scenario firewall-by-source: h1 drops UDP 4791 from 198.18.0.2, the
+// client under test. For this path that is every RoCE packet, so the rule is
+// the whole story; the same rule naming another host (198.18.0.99) is not.
+TEST(Diagnose, AnAddressRuleNamingThisPathBlocksAllOfIt) {
+  auto o = lost(
+      "iptables -A INPUT -s 198.18.0.2/32 -p udp -m udp --dport 4791 -j DROP "
+      "[matches only some packets: by source 198.18.0.2/32]");
+  auto f = diagnose(o);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].id, "firewall-blocks-roce");
+  EXPECT_NE(f[0].evidence[0].find("this path's address is in it"), std::string::npos);
+
+  o = lost(
+      "iptables -A INPUT -s 198.18.0.99/32 -p udp -m udp --dport 4791 -j DROP "
+      "[matches only some packets: by source 198.18.0.99/32]");
+  f = diagnose(o);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].id, "firewall-blocks-some-roce");
+  // An address and a length: only the large packets of this path.
+  o = lost(
+      "iptables -A INPUT -s 198.18.0.0/24 -p udp -m udp --dport 4791 -m length --length "
+      "600:65535 -j DROP [matches only some packets: by source 198.18.0.0/24 and by "
+      "--length 600:65535]");
+  EXPECT_EQ(ids(diagnose(o)).at(0), "firewall-blocks-some-roce");
+}
+
+}  // namespace
+}  // namespace rdmacheck::conn

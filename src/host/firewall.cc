@@ -1,5 +1,6 @@
 #include "host/firewall.h"
 
+#include <arpa/inet.h>
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -39,6 +40,65 @@ std::string render(const BlockingRule& r) {
 
 bool matches_only_some(const std::string& rendered) {
   return rendered.find(kSomeMarker) != std::string::npos;
+}
+
+bool address_in_prefix(const std::string& address, const std::string& prefix) {
+  const auto slash = prefix.find('/');
+  const std::string net = prefix.substr(0, slash);
+  unsigned char a[16] = {};
+  unsigned char n[16] = {};
+  const bool v4 = net.find(':') == std::string::npos;
+  if (v4 != (address.find(':') == std::string::npos)) return false;
+  const int family = v4 ? AF_INET : AF_INET6;
+  if (::inet_pton(family, address.c_str(), a) != 1 || ::inet_pton(family, net.c_str(), n) != 1) {
+    return false;
+  }
+  const int max_bits = v4 ? 32 : 128;
+  int bits = max_bits;
+  if (slash != std::string::npos) {
+    try {
+      size_t used = 0;
+      bits = std::stoi(prefix.substr(slash + 1), &used);
+      if (used != prefix.size() - slash - 1) return false;
+    } catch (const std::exception&) {
+      return false;
+    }
+    if (bits < 0 || bits > max_bits) return false;
+  }
+  for (int i = 0; i < bits; ++i) {
+    const int byte = i / 8;
+    const int mask = 0x80 >> (i % 8);
+    if ((a[byte] & mask) != (n[byte] & mask)) return false;
+  }
+  return true;
+}
+
+bool covers_path(const std::string& rendered, const std::vector<std::string>& addresses) {
+  const auto at = rendered.find(kSomeMarker);
+  if (at == std::string::npos || rendered.back() != ']') return false;
+  const size_t from = at + std::string(kSomeMarker).size();
+  const std::string only = rendered.substr(from, rendered.size() - 1 - from);
+  bool any = false;
+  size_t pos = 0;
+  while (pos <= only.size()) {
+    const auto end = only.find(fw::kAndCondition, pos);
+    const auto w = words(only.substr(pos, end == std::string::npos ? end : end - pos));
+    // "by source X", "by destination X", "by ip saddr X", "by ip6 daddr X"
+    const bool iptables =
+        w.size() == 3 && w[0] == "by" && (w[1] == "source" || w[1] == "destination");
+    const bool nft = w.size() == 4 && w[0] == "by" && (w[1] == "ip" || w[1] == "ip6") &&
+                     (w[2] == "saddr" || w[2] == "daddr");
+    if (!iptables && !nft) return false;
+    const std::string& prefix = w.back();
+    if (std::none_of(addresses.begin(), addresses.end(),
+                     [&](const std::string& a) { return address_in_prefix(a, prefix); })) {
+      return false;
+    }
+    any = true;
+    if (end == std::string::npos) break;
+    pos = end + std::string(fw::kAndCondition).size();
+  }
+  return any;
 }
 
 std::vector<BlockingRule> roce_blocking_iptables(const std::string& text, const std::string& tool) {

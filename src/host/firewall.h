@@ -33,6 +33,14 @@ struct FirewallReport {
 std::string render(const BlockingRule& r);
 // Whether a rendered rule (also as the peer sent it) matches only some RoCE packets.
 bool matches_only_some(const std::string& rendered);
+// Whether a rendered rule that matches only some RoCE packets is limited by
+// addresses alone (iptables -s/-d, nft ip/ip6 saddr/daddr, no negation) that
+// cover one of `addresses`: then it matches every RoCE packet between them.
+// A rule limited by anything else (length, interface, a set) is not.
+bool covers_path(const std::string& rendered, const std::vector<std::string>& addresses);
+// Whether the address (IPv4 or IPv6 text) lies in the prefix ("10.0.0.0/8",
+// "198.18.0.2", "fd00::/64"); false when either does not parse.
+bool address_in_prefix(const std::string& address, const std::string& prefix);
 
 // `iptables-save` / `iptables -S` (either format; the filter table), as the tool it came from.
 std::vector<BlockingRule> roce_blocking_iptables(const std::string& text,

@@ -37,7 +37,8 @@ struct Ruleset {
   std::vector<std::string> base;        // base chains on the RoCE path, in order
 };
 
-// Narrows a rule's match by one condition.
+// Joins the conditions that limit one rule: "by source 10.0.0.1 and by --length 600:65535".
+inline constexpr const char* kAndCondition = " and ";
 
 // Narrows a rule's match by one condition (why: what limits it, with kSome).
 void narrow(Rule& r, Match m, const std::string& why);

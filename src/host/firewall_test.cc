@@ -241,3 +241,49 @@ TEST(Firewall, IptablesNftTablesAreReadAsIptablesWroteThem) {
 
 }  // namespace
 }  // namespace rdmacheck
+
+namespace rdmacheck {
+namespace {
+
+TEST(Firewall, EveryConditionOfARuleIsKept) {
+  const auto b = roce_blocking_iptables(
+      "-A INPUT -s 198.18.0.2/32 -p udp -m udp --dport 4791 -m length --length 600:65535 -j "
+      "DROP\n");
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].only, "by source 198.18.0.2/32 and by --length 600:65535");
+  EXPECT_FALSE(covers_path(render(b[0]), {"198.18.0.2", "198.18.0.1"}));
+}
+
+TEST(Firewall, AnAddressRuleCoversThePathItNames) {
+  const auto b =
+      roce_blocking_iptables("-A INPUT -s 198.18.0.2/32 -p udp -m udp --dport 4791 -j DROP\n");
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_TRUE(covers_path(render(b[0]), {"198.18.0.2", "198.18.0.1"}));
+  EXPECT_FALSE(covers_path(render(b[0]), {"198.18.0.3", "198.18.0.1"}));
+  EXPECT_FALSE(covers_path(render(b[0]), {}));
+  EXPECT_TRUE(
+      covers_path("nft inet filter input: ip saddr 198.18.0.0/24 udp dport 4791 drop "
+                  "[matches only some packets: by ip saddr 198.18.0.0/24]",
+                  {"198.18.0.2"}));
+  EXPECT_FALSE(
+      covers_path("iptables -A INPUT ! -s 198.18.0.2/32 -j DROP [matches only some "
+                  "packets: by source not 198.18.0.2/32]",
+                  {"198.18.0.2"}));
+  EXPECT_FALSE(covers_path("iptables -A INPUT -p udp --dport 4791 -j DROP", {"198.18.0.2"}));
+}
+
+TEST(Firewall, AddressInPrefix) {
+  EXPECT_TRUE(address_in_prefix("10.1.2.3", "10.0.0.0/8"));
+  EXPECT_FALSE(address_in_prefix("11.1.2.3", "10.0.0.0/8"));
+  EXPECT_TRUE(address_in_prefix("198.18.0.2", "198.18.0.2"));
+  EXPECT_TRUE(address_in_prefix("198.18.0.2", "0.0.0.0/0"));
+  EXPECT_TRUE(address_in_prefix("fd00::5", "fd00::/64"));
+  EXPECT_FALSE(address_in_prefix("fd01::5", "fd00::/64"));
+  EXPECT_FALSE(address_in_prefix("198.18.0.2", "fd00::/64"));
+  EXPECT_FALSE(address_in_prefix("198.18.0.2", "198.18.0.0/33"));
+  EXPECT_FALSE(address_in_prefix("198.18.0.2", "198.18.0.0/x"));
+  EXPECT_FALSE(address_in_prefix("nonsense", "10.0.0.0/8"));
+}
+
+}  // namespace
+}  // namespace rdmacheck

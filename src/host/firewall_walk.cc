@@ -12,6 +12,8 @@ void narrow(Rule& r, Match m, const std::string& why) {
   if (m == Match::kSome && r.match == Match::kAll) {
     r.match = Match::kSome;
     r.only = why;
+  } else if (m == Match::kSome && r.match == Match::kSome && !why.empty()) {
+    r.only += kAndCondition + why;  // every condition, so none is mistaken for the only one
   }
 }
 
