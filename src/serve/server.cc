@@ -331,7 +331,8 @@ SessionEnd session(int id, const Fd& sock, const std::string& peer, const Server
     return end_line(out);
   }
   if (*key >= 0) with_key = " [key " + o.keys[static_cast<size_t>(*key)].file + "]";
-  auto frame = recv_frame(sock, handshake);
+  // The client opens its device between the proof and its hello: a deadline of its own.
+  auto frame = recv_frame(sock, std::min(end, deadline_in(o.handshake_timeout)));
   if (!frame) {
     out.outcome = "no valid handshake: " + frame.error().message();
   } else if (proto::message_type(*frame) == "doctor-request" && !o.share_doctor) {
