@@ -457,7 +457,9 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
         Finding f = make_finding("cm-rejected", Severity::kFail, Layer::kConnection,
                                  "the peer rejected the rdma_cm connection");
         f.evidence.push_back(o.error);
-        f.fix = "check that rdmacheck serve runs on the peer with the same port (and version)";
+        f.fix =
+            "check that rdmacheck serve runs on the peer with the same port (and version), and "
+            "that its --allow list admits the address the request comes from (--src)";
         out.push_back(std::move(f));
       } else {
         Finding f = make_finding("cm-connect-failed", Severity::kFail, Layer::kConnection,

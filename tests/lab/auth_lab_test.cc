@@ -107,5 +107,31 @@ TEST(AuthLab, AllowListAndNoReflectionKeepAThirdHostOutOfIt) {
       << pkts.dump();
 }
 
+// The allow-list holds for rdma_cm's connect requests too: h2 is admitted
+// over TCP from 198.18.0.2, but its request from a second address is not.
+TEST(AuthLab, AllowListHoldsForRdmaCmConnectRequests) {
+  const auto r = run_lab({
+      "--serve-args",
+      "--allow 198.18.0.2",
+      "--setup",
+      "h2:ip addr add 198.18.0.12/24 dev eth0",
+      "--run",
+      "h2:rdmacheck ping h1 --cm --src 198.18.0.12 -c 1 --no-ladder --json",
+      "--run",
+      "h2:rdmacheck ping h1 --cm -c 1 --no-ladder --json",
+      "--run",
+      "h2:cat /run/lab/h1/serve.log",
+  });
+  ASSERT_EQ(r.exit, 2) << r.console;
+  const auto& other = run_output(r, "h2", 0);
+  ASSERT_TRUE(other.is_object()) << r.console;
+  EXPECT_EQ(finding_ids(other["findings"]), std::vector<std::string>{"cm-rejected"});
+  EXPECT_EQ(run_output(r, "h2", 1)["ok"], true) << r.console;
+  const std::string log = run_output(r, "h2", 2).get<std::string>();
+  EXPECT_NE(log.find("refused rdma_cm connect request from 198.18.0.12: not in --allow"),
+            std::string::npos)
+      << log;
+}
+
 }  // namespace
 }  // namespace rdmacheck::labtest
