@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "conn/client_session.h"
 #include "conn/tcp_probe.h"
 #include "doctor/doctor.h"
 #include "doctor/sources.h"
@@ -62,8 +63,7 @@ LayerReport& layer(CheckReport& r, Layer l) { return r.layers[static_cast<size_t
 
 // The server's own doctor findings, asked over the handshake.
 std::optional<proto::DoctorReport> ask_peer_doctor(const CheckOptions& o, Deadline d) {
-  auto sock = tcp_connect(o.target.host, o.target.tcp_port,
-                          std::min(d, deadline_in(std::chrono::seconds(5))));
+  auto sock = conn::connect_to_server(o.target, d);
   if (!sock) return std::nullopt;
   if (!send_frame(*sock, proto::doctor_request(), d)) return std::nullopt;
   auto reply = recv_frame(*sock, d, 1u << 20);
@@ -266,8 +266,7 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
   }
   if (!expired("the TCP reference probe")) {
     conn::TcpProbeOptions tp;
-    tp.host = o.target.host;
-    tp.tcp_port = o.target.tcp_port;
+    tp.target = o.target;
     tp.timeout = std::min(milliseconds(5000), milliseconds(std::max(ms_left(end), 1)));
     r.tcp_probe = conn::run_tcp_probe(tp);
     add_tcp_evidence(*r.tcp_probe, layer(r, Layer::kConnection).findings);

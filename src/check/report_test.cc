@@ -148,7 +148,7 @@ TEST(CheckSchema, ViolationsAreFound) {
           R"($.local_doctor.summary.extra: not allowed here)",
           R"($.perf[0].spec.qps: 0 is below the minimum 1)",
           R"($.pings[0].local: required 'gid' is missing)",
-          R"($.pings[1].failed_stage: "done" is not one of [null,"resolve","tcp connect","local setup","handshake","qp setup","cm connect","traffic"])",
+          R"($.pings[1].failed_stage: "done" is not one of [null,"resolve","tcp connect","auth","local setup","handshake","qp setup","cm connect","traffic"])",
           R"($.top_findings[0].severity: "fatal" is not one of ["ok","info","warn","fail"])"}))
       << json(v).dump(2);
 }

@@ -19,6 +19,9 @@ Runner attach_lab(CLI::App& app) {
                  "e.g. 'h1:iptables -I INPUT -p udp --dport 4791 -j DROP'");
   app.add_option("--run", o->l.run,
                  "HOST:CMD replaces the default test (repeatable); rdmacheck is on the PATH");
+  app.add_option("--serve-args", o->l.serve_args,
+                 "more options for h1's 'rdmacheck serve' (which always proves the lab's own "
+                 "random key), e.g. '--allow 198.18.0.2 --no-share-doctor'");
   app.add_option("--fault", o->l.faults,
                  "a classic fault on a host (default h1): firewall, mtu-mismatch, loss:PERCENT, "
                  "powersave, no-server; e.g. --fault loss:1@h2");

@@ -3,6 +3,8 @@
 
 #include "cli/command.h"
 #include "cli/target_options.h"
+#include "net/ip_match.h"
+#include "proto/auth.h"
 #include "serve/server.h"
 
 namespace rdmacheck::cli {
@@ -11,12 +13,29 @@ Runner attach_serve(CLI::App& app) {
   struct Opts {
     serve::ServerOptions s;
     double session_timeout_s = 120;
+    std::vector<std::string> psk_files;
+    std::vector<std::string> allow;
+    bool no_share_doctor = false;
   };
   auto o = std::make_shared<Opts>();
   app.add_option("-b,--bind", o->s.bind, "address to listen on (default: all)");
   app.add_option("-p,--port", o->s.tcp_port, "TCP port to listen on")
       ->default_val(proto::kDefaultPort);
   add_device_options(app, o->s.dev, TargetFlags{.short_ib_port = true});
+  auto* psk = app.add_option(
+      "--psk-file", o->psk_files,
+      "pre-shared key clients must prove (HMAC challenge-response; the key never crosses the "
+      "wire). Give it twice while rolling keys: the old and the new one are both accepted");
+  app.add_option("--allow", o->allow,
+                 "admit only clients from this address or network (IPv4 or IPv6, "
+                 "e.g. 10.0.0.0/8, fd00::/8, 198.18.0.2); repeatable. Checked at accept, for TCP "
+                 "and rdma_cm, before any key");
+  app.add_flag("--insecure", o->s.insecure,
+               "serve without a key and without --allow: anyone who reaches the port may run "
+               "tests and read the doctor report")
+      ->excludes(psk);
+  app.add_flag("--no-share-doctor", o->no_share_doctor,
+               "refuse doctor requests (the host's name, kernel, GIDs, firewall rules)");
   app.add_option("--max-sessions", o->s.max_sessions, "sessions served at once")
       ->check(CLI::Range(1, 1024))
       ->default_val(16);
@@ -26,16 +45,53 @@ Runner attach_serve(CLI::App& app) {
   app.add_option("--session-timeout", o->session_timeout_s, "seconds a session may last")
       ->check(CLI::Range(1.0, 86400.0))
       ->default_val(120);
-  app.add_option("--exit-after", o->s.exit_after, "stop after N sessions (0: run until stopped)")
-      ->check(CLI::Range(0, 1000000))
-      ->default_val(0);
+  auto* exit_after = app.add_option("--exit-after", o->s.exit_after,
+                                    "stop after N sessions (0: run until stopped)")
+                         ->check(CLI::Range(0, 1000000))
+                         ->default_val(0);
+  app.add_flag("--one-off", o->s.one_off,
+               "serve one client (refused addresses do not count) and exit with its status")
+      ->excludes(exit_after);
   app.footer(
-      "Logs one line per session start and end to stderr. Stops on SIGINT/SIGTERM.\n"
-      "Exit status: 0 after a clean stop, 2 when the port cannot be bound.");
+      "Who may use the server: every client proves a pre-shared key (--psk-file), or comes\n"
+      "from an --allow'ed network, or both; without either, serve starts only with --insecure.\n"
+      "Make a key:  umask 077; head -c 32 /dev/urandom > /etc/rdmacheck/serve.psk\n"
+      "and give clients the same file (--psk-file or RDMACHECK_PSK_FILE). A key file that group\n"
+      "or others may read is refused. To roll keys: serve --psk-file OLD --psk-file NEW, move the\n"
+      "clients to NEW, then drop OLD.\n"
+      "The server connects a session's QP only to the GID of the client's own address, so no\n"
+      "client can aim its traffic at another host.\n"
+      "Logs who may connect at start, then one line per session start and end, to stderr.\n"
+      "Stops on SIGINT/SIGTERM.\n"
+      "Exit status: 0 after a clean stop, 2 when the port cannot be bound or the options are\n"
+      "refused; with --one-off 0 when the session ended well, 1 otherwise.");
   return [o]() {
     serve::ServerOptions s = o->s;
     s.session_timeout =
         std::chrono::milliseconds(static_cast<int64_t>(o->session_timeout_s * 1000));
+    s.share_doctor = !o->no_share_doctor;
+    if (o->psk_files.size() > proto::kMaxServerKeys) {
+      std::fprintf(stderr,
+                   "rdmacheck serve: at most %zu --psk-file: the current key and the next one\n",
+                   proto::kMaxServerKeys);
+      return 2;
+    }
+    for (const auto& f : o->psk_files) {
+      auto k = proto::load_psk(f);
+      if (!k) {
+        std::fprintf(stderr, "rdmacheck serve: %s\n", k.error().error.message().c_str());
+        return 2;
+      }
+      s.keys.push_back(std::move(*k));
+    }
+    for (const auto& a : o->allow) {
+      auto c = parse_cidr(a);
+      if (!c) {
+        std::fprintf(stderr, "rdmacheck serve: %s\n", c.error().message().c_str());
+        return 2;
+      }
+      s.allow.push_back(std::move(*c));
+    }
     return serve::run_server(s, stop_requested(), stderr);
   };
 }

@@ -6,6 +6,7 @@
 
 #include "conn/cm_endpoint.h"
 #include "net/tcp.h"
+#include "proto/auth.h"
 
 namespace rdmacheck::conn {
 namespace {
@@ -69,6 +70,40 @@ std::optional<SessionFailure> cm_establish(ClientSession& s, const SessionReques
 
 }  // namespace
 
+Result<Fd, SessionFailure> connect_to_server(const Target& t, Deadline end) {
+  // The key first: a bad key file is this host's to fix, whatever the server says.
+  std::optional<proto::Psk> key;
+  if (!t.psk_file.empty()) {
+    auto k = proto::load_psk(t.psk_file);
+    if (!k) {
+      SessionFailure f = failure(Stage::kAuth, k.error().error);
+      f.auth = k.error().kind;
+      return f;
+    }
+    key = std::move(*k);
+  }
+  const Deadline connect_d = std::min(end, deadline_in(seconds(5)));
+  auto addrs = resolve_host(t.host, t.tcp_port);
+  if (!addrs) return failure(Stage::kResolve, addrs.error());
+  auto sock = tcp_connect(*addrs, connect_d);
+  if (!sock) return failure(Stage::kTcpConnect, sock.error());
+  auto met = proto::meet_server(*sock, key, std::min(end, deadline_in(seconds(10))));
+  if (!met) {
+    const proto::AuthError& e = met.error();
+    if (e.kind == proto::AuthFailure::kNone) {  // busy: the server's own refusal
+      SessionFailure f = failure(Stage::kHandshake, e.error);
+      f.server_refused = true;
+      f.local_address = local_address(*sock);
+      return f;
+    }
+    SessionFailure f = failure(Stage::kAuth, e.error);
+    f.auth = e.kind;
+    f.local_address = local_address(*sock);
+    return f;
+  }
+  return std::move(*sock);
+}
+
 std::optional<proto::Bye> ClientSession::farewell(const proto::Done& done, Deadline d) const {
   if (!send_frame(sock, proto::to_json(done), d)) return std::nullopt;
   auto frame = recv_frame(sock, d);
@@ -80,11 +115,8 @@ std::optional<proto::Bye> ClientSession::farewell(const proto::Done& done, Deadl
 
 Result<ClientSession, SessionFailure> open_client_session(const Target& t, const SessionRequest& r,
                                                           Deadline end) {
-  const Deadline connect_d = std::min(end, deadline_in(seconds(5)));
-  auto addrs = resolve_host(t.host, t.tcp_port);
-  if (!addrs) return failure(Stage::kResolve, addrs.error());
-  auto sock = tcp_connect(*addrs, connect_d);
-  if (!sock) return failure(Stage::kTcpConnect, sock.error());
+  auto sock = connect_to_server(t, end);
+  if (!sock) return std::move(sock.error());
   ClientSession s;
   s.sock = std::move(*sock);
 
@@ -133,6 +165,7 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
   hello.test.sl = eo.sl;
   hello.facts = local_facts(*s.ep);
   hello.qp = local_qp_info(*s.ep);
+  if (!r.forged_gid.empty()) hello.qp.gid = r.forged_gid;
   auto fail_with = [&](SessionFailure f, bool keep_session) {
     f.local = hello.facts;
     f.warnings = s.ep->warnings;

@@ -34,6 +34,9 @@ struct SessionRequest {
   // Runs on our endpoint before the hello goes out (e.g. receives the server's
   // first messages need); a failure counts as local setup.
   std::function<Status(Endpoint&)> before_hello;
+  // Test-only (ping's hidden --forge-gid): a hello that names this GID instead
+  // of ours, as an attacker aiming the server at a third host would send.
+  std::string forged_gid;
 };
 
 struct ClientSession {
@@ -57,7 +60,8 @@ struct SessionFailure {
   Error error;
   verbs::CmBreak cm_break;      // kCmConnect: the event that broke it, or the deadline
   bool server_refused = false;  // kHandshake: the server answered with its own error message
-  std::optional<proto::HostFacts> local;  // what each side said before the failure
+  proto::AuthFailure auth = proto::AuthFailure::kNone;  // kAuth: why
+  std::optional<proto::HostFacts> local;                // what each side said before the failure
   std::optional<proto::HostFacts> peer;
   std::vector<std::string> warnings;
   std::vector<proto::Step> local_timeline;  // our QP's steps up to the failure
@@ -66,6 +70,12 @@ struct SessionFailure {
   // done and read its bye (peer timeline, firewall view) before closing it.
   std::unique_ptr<ClientSession> session;
 };
+
+// The one way to reach a server: its key (when the target has one), TCP, and
+// the greeting and key proof. Every client connection (tests, check's doctor
+// request and TCP probe) starts here. Fails at kResolve, kTcpConnect or kAuth
+// (a server that refused without an auth code, e.g. busy: kHandshake, refused).
+Result<Fd, SessionFailure> connect_to_server(const Target& t, Deadline end);
 
 Result<ClientSession, SessionFailure> open_client_session(const Target& t, const SessionRequest& r,
                                                           Deadline end);

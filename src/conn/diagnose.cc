@@ -273,6 +273,59 @@ void blame_user_selection(const ConnObservation& o, std::vector<Finding>& out) {
   out.clear();
   out.push_back(std::move(f));
 }
+// Why the server would not let this client in (proto/auth.h), and what to do.
+Finding auth_finding(const ConnObservation& o) {
+  using proto::AuthFailure;
+  std::string summary;
+  std::string fix;
+  switch (o.auth) {
+    case AuthFailure::kKeyFileUnreadable:
+      summary = "the key file given by --psk-file (or RDMACHECK_PSK_FILE) cannot be used";
+      fix = "give the path of the server's key file (16..4096 bytes)";
+      break;
+    case AuthFailure::kKeyFileUnsafe:
+      summary = "the key file is readable or writable by group or others: refused, as ssh does";
+      fix = "chmod 600 the key file (and keep it owned by the user who runs rdmacheck)";
+      break;
+    case AuthFailure::kRequired:
+      summary = fmt::format("{} requires a pre-shared key and this client has none", o.host);
+      fix = "give --psk-file FILE (or set RDMACHECK_PSK_FILE) with the key the server uses";
+      break;
+    case AuthFailure::kFailed:
+      summary = fmt::format("{} did not accept this client's key", o.host);
+      fix =
+          "use the key file the server uses (serve --psk-file); while keys are rolled the server "
+          "accepts the old and the new one";
+      break;
+    case AuthFailure::kServerUnproven:
+      summary = fmt::format("{} could not prove that it holds this client's key", o.host);
+      fix = "make sure the address reaches the right server and that it was given the same key";
+      break;
+    case AuthFailure::kServerUnkeyed:
+      summary = fmt::format(
+          "{} runs without a key, and this client, which has one, will not "
+          "talk to a server that cannot prove who it is",
+          o.host);
+      fix = "start the server with --psk-file, or drop --psk-file / RDMACHECK_PSK_FILE here";
+      break;
+    case AuthFailure::kNotAllowed:
+      summary = fmt::format("{} does not admit this host: its --allow list leaves it out", o.host);
+      fix = "add this host's address to the server's --allow, or test from an allowed host";
+      break;
+    case AuthFailure::kNone:
+    case AuthFailure::kProtocol:
+      summary = fmt::format("the greeting with {} failed", o.host);
+      fix = "run the same rdmacheck version on both hosts; check the server's log";
+      break;
+  }
+  const std::string id =
+      o.auth == AuthFailure::kNone ? "auth-protocol" : std::string(name_of(o.auth));
+  Finding f = make_finding(id, Severity::kFail, Layer::kConnection, summary);
+  f.evidence.push_back(o.error);
+  f.fix = fix;
+  return f;
+}
+
 }  // namespace
 
 std::string why_selection_fails(const UserSelection& u, const std::optional<proto::HostFacts>& peer,
@@ -355,6 +408,9 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
       }
       break;
     }
+    case Stage::kAuth:
+      out.push_back(auth_finding(o));
+      break;
     case Stage::kLocalSetup: {
       // Setting up pins pages (the buffer's MR; CQ and QP rings on most NICs)
       // against RLIMIT_MEMLOCK. ENOMEM or EPERM under a finite limit is that
@@ -425,7 +481,9 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
         Finding f = make_finding("cm-rejected", Severity::kFail, Layer::kConnection,
                                  "the peer rejected the rdma_cm connection");
         f.evidence.push_back(o.error);
-        f.fix = "check that rdmacheck serve runs on the peer with the same port (and version)";
+        f.fix =
+            "check that rdmacheck serve runs on the peer with the same port (and version), and "
+            "that its --allow list admits the address the request comes from (--src)";
         out.push_back(std::move(f));
       } else {
         Finding f = make_finding("cm-connect-failed", Severity::kFail, Layer::kConnection,

@@ -8,6 +8,7 @@
 
 #include "base/enum_table.h"
 #include "findings/finding.h"
+#include "proto/auth.h"
 #include "proto/messages.h"
 #include "verbs/cm.h"
 
@@ -18,6 +19,7 @@ enum class Stage {
   kOptions,  // the test's parameters were refused (nothing to diagnose on the path)
   kResolve,
   kTcpConnect,
+  kAuth,  // the greeting and the key's proof (proto/auth.h), before any verbs object
   kLocalSetup,
   kHandshake,
   kQpSetup,
@@ -69,6 +71,7 @@ struct ConnObservation {
   std::optional<int> wc_status;  // completion status of a failed work request (ibv_wc_status)
   verbs::CmBreak cm_break;       // --cm: the event that broke setup, or the deadline
   bool server_refused = false;   // the server answered the hello with its own error message
+  proto::AuthFailure auth = proto::AuthFailure::kNone;  // kAuth: why
   std::optional<proto::HostFacts> local;
   std::optional<proto::HostFacts> peer;
   std::vector<std::string> local_firewall;  // rules here that drop UDP 4791
@@ -90,10 +93,11 @@ std::string why_selection_fails(const UserSelection& u, const std::optional<prot
 namespace rdmacheck {
 template <>
 struct EnumNames<conn::Stage> {
-  static constexpr std::array<std::pair<conn::Stage, std::string_view>, 9> table = {{
+  static constexpr std::array<std::pair<conn::Stage, std::string_view>, 10> table = {{
       {conn::Stage::kOptions, "options"},
       {conn::Stage::kResolve, "resolve"},
       {conn::Stage::kTcpConnect, "tcp connect"},
+      {conn::Stage::kAuth, "auth"},
       {conn::Stage::kLocalSetup, "local setup"},
       {conn::Stage::kHandshake, "handshake"},
       {conn::Stage::kQpSetup, "qp setup"},

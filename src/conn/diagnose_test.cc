@@ -280,6 +280,25 @@ TEST(Diagnose, AForcedDownPortNamesTheFlagAndThePortThatWorks) {
   EXPECT_NE(f[0].evidence.back().find("consequence: fail roce-packets-lost"), std::string::npos);
 }
 
+// A client the server would not let in gets one finding, named for why.
+TEST(Diagnose, EveryAuthFailureIsOneAuthFindingWithEvidenceAndFix) {
+  for (const auto& [kind, name] : EnumNames<proto::AuthFailure>::table) {
+    if (kind == proto::AuthFailure::kNone) continue;
+    ConnObservation o;
+    o.host = "h1";
+    o.failed = Stage::kAuth;
+    o.auth = kind;
+    o.error = "auth: what the server said";
+    const auto fs = diagnose(o);
+    ASSERT_EQ(fs.size(), 1u) << name;
+    EXPECT_EQ(fs[0].id, name);
+    EXPECT_EQ(fs[0].id.rfind("auth-", 0), 0u);
+    EXPECT_EQ(fs[0].severity, Severity::kFail);
+    EXPECT_EQ(fs[0].evidence, std::vector<std::string>{"auth: what the server said"});
+    EXPECT_FALSE(fs[0].fix.empty()) << name;
+  }
+}
+
 }  // namespace
 }  // namespace rdmacheck::conn
 

@@ -302,6 +302,7 @@ PingReport run_ping(const PingOptions& o) {
     }
     return ok_status();
   };
+  req.forged_gid = o.forged_gid;
   auto opened = open_client_session(o.target, req, end);
   // What -d/--ib-port/-x selected against what rdmacheck picks itself.
   const DeviceChoice& forced = o.target.dev;
@@ -321,6 +322,7 @@ PingReport run_ping(const PingOptions& o) {
     fail(rep, f.stage, f.error);
     rep.obs.cm_break = f.cm_break;
     rep.obs.server_refused = f.server_refused;
+    rep.obs.auth = f.auth;
     rep.obs.local = f.local;
     rep.obs.peer = f.peer;
     rep.warnings = f.warnings;

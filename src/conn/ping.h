@@ -37,6 +37,7 @@ struct PingOptions {
   // UD probes per ladder size: a datagram has no retransmission, so one
   // lost probe must not fail a size class.
   int ladder_tries = 3;
+  std::string forged_gid;  // test-only: see SessionRequest::forged_gid
 };
 
 struct PingSample {

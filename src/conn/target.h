@@ -29,6 +29,8 @@ struct Target {
   // -T / -S: the priority the test's packets carry; the server's QP uses the same.
   int traffic_class = 0;  // 0..255 (int, not uint8_t: CLI11 would read "-T 3" as the character '3')
   int sl = 0;             // 0..15
+  // --psk-file / RDMACHECK_PSK_FILE: the key this client proves to the server ("" = none).
+  std::string psk_file;
 };
 
 }  // namespace rdmacheck::conn

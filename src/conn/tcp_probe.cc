@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "conn/ack_timeout.h"
+#include "conn/client_session.h"
 
 namespace rdmacheck::conn {
 namespace {
@@ -24,9 +25,9 @@ TcpProbeReport run_tcp_probe(const TcpProbeOptions& o) {
     r.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     return r;
   };
-  auto sock = tcp_connect(o.host, o.tcp_port, end);
+  auto sock = connect_to_server(o.target, end);
   if (!sock) {
-    r.error = sock.error().message();
+    r.error = sock.error().error.message();
     return done();
   }
   r.connected = true;

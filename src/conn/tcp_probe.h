@@ -9,13 +9,13 @@
 #include <string>
 
 #include "conn/loss.h"
+#include "conn/target.h"
 #include "net/tcp.h"
 
 namespace rdmacheck::conn {
 
 struct TcpProbeOptions {
-  std::string host;
-  uint16_t tcp_port = 0;
+  Target target;  // host, port and key; the device part is not used
   int count = 20;
   uint32_t size = 1000;  // bytes of padding per echo: one full segment's worth
   std::chrono::milliseconds timeout{5000};

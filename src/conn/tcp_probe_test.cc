@@ -4,6 +4,8 @@
 
 #include <thread>
 
+#include "proto/auth.h"
+
 namespace rdmacheck::conn {
 namespace {
 
@@ -14,6 +16,7 @@ std::string serve_one(const Fd& listener) {
   std::string peer;
   auto conn = tcp_accept(listener, deadline_in(5s), &peer);
   if (!conn) return "accept: " + conn.error().message();
+  if (auto g = proto::greet_client(*conn, {}, deadline_in(5s)); !g) return "greeting failed";
   auto first = recv_frame(*conn, deadline_in(5s));
   if (!first) return "first frame: " + first.error().message();
   return answer_tcp_echo(*conn, *first, deadline_in(5s));
@@ -25,8 +28,8 @@ TEST(TcpProbe, EchoesOverLoopbackAreCleanAndCounted) {
   std::string outcome;
   std::thread server([&] { outcome = serve_one(*listener); });
   TcpProbeOptions o;
-  o.host = "127.0.0.1";
-  o.tcp_port = local_port(*listener);
+  o.target.host = "127.0.0.1";
+  o.target.tcp_port = local_port(*listener);
   o.count = 5;
   const TcpProbeReport r = run_tcp_probe(o);
   server.join();
@@ -48,8 +51,8 @@ TEST(TcpProbe, NoServerIsNotConnectedAndSaysWhy) {
   const uint16_t port = local_port(*listener);
   listener = Fd();  // closed: nothing listens there now
   TcpProbeOptions o;
-  o.host = "127.0.0.1";
-  o.tcp_port = port;
+  o.target.host = "127.0.0.1";
+  o.target.tcp_port = port;
   const TcpProbeReport r = run_tcp_probe(o);
   EXPECT_FALSE(r.connected);
   EXPECT_NE(describe(r).find("could not connect"), std::string::npos);

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 #include <poll.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -130,6 +131,16 @@ Status Lab::prepare(const std::vector<GuestPlan>& plan, const Kernel& k) {
   if (ec) return code_error("copy", ec.value(), "/proc/self/exe");
   if (auto s = write_initramfs((dir_ / "initrd.cpio").string(), k, "/bin/busybox"); !s) return s;
   if (auto s = write_file(dir_ / "hosts", hosts_file(plan)); !s) return s;
+  // A fresh key per boot, owner-only: serve refuses a key file others may read.
+  std::string key(32, '\0');
+  if (::getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size())) {
+    return errno_error("getrandom", "the lab's key");
+  }
+  if (auto s = write_file(dir_ / kLabKeyFile, "", fs::perms::owner_read | fs::perms::owner_write);
+      !s) {
+    return s;
+  }
+  if (auto s = write_file(dir_ / kLabKeyFile, key); !s) return s;
   for (const auto& g : plan) {
     const fs::path gd = dir_ / g.name;
     fs::remove_all(gd, ec);

@@ -116,6 +116,7 @@ Result<std::vector<GuestPlan>> make_plan(const LabOptions& o) {
     plan[std::stoi(c->host.substr(1)) - 1].setup.push_back(c->cmd);
   }
   plan[0].serve = !no_server;
+  plan[0].serve_args = o.serve_args;
   if (o.run.empty()) {
     // The default test: the last host runs the whole layered check against h1.
     plan.back().run.push_back(std::string("rdmacheck check h1") + (o.json ? " --json" : ""));
@@ -144,6 +145,7 @@ ME={name}
 D=$LAB/{name}
 echo; echo "rdmacheck-lab: up {name}"
 export PATH=$LAB/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb
+export RDMACHECK_PSK_FILE=$LAB/{key}
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs dev /dev
@@ -168,13 +170,14 @@ grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state || die "rxe0 port 1 did 
 step setup
 )SH",
                               fmt::arg("name", g.name), fmt::arg("others", others),
-                              fmt::arg("address", g.address));
+                              fmt::arg("address", g.address), fmt::arg("key", kLabKeyFile));
   s += command_block(g.setup, "setup");
   s += "touch $D/ready\nwait_all ready\n";
   if (g.serve) {
-    s += R"SH(step serve
-rdmacheck serve > $D/serve.log 2>&1 &
-for i in $(seq 100); do grep -q listening $D/serve.log 2>/dev/null && break; sleep 0.1; done
+    s += fmt::format("step serve\nrdmacheck serve --psk-file $LAB/{}{}{} > $D/serve.log 2>&1 &\n",
+                     kLabKeyFile, g.serve_args.empty() ? "" : " ", g.serve_args);
+    s +=
+        R"SH(for i in $(seq 100); do grep -q listening $D/serve.log 2>/dev/null && break; sleep 0.1; done
 grep -q listening $D/serve.log || die "rdmacheck serve did not start: $(cat $D/serve.log)"
 tail -n +2 -f $D/serve.log &
 )SH";

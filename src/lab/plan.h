@@ -20,6 +20,7 @@ struct LabOptions {
   std::vector<std::string> setup;   // "HOST:CMD"
   std::vector<std::string> run;     // "HOST:CMD"
   std::vector<std::string> faults;  // "NAME[@HOST]"
+  std::string serve_args;           // appended to h1's serve command line
   bool json = false;
   bool verbose = false;  // also show kernel messages
   bool keep = false;     // keep the work directory
@@ -36,8 +37,14 @@ struct GuestPlan {
   std::string address;  // "198.18.0.1"
   std::vector<std::string> setup;
   bool serve = false;
+  std::string serve_args;
   std::vector<std::string> run;
 };
+
+// The lab's pre-shared key, made fresh for each boot (owner-only) in the
+// lab's directory: h1's serve requires it, every guest's clients prove it
+// (RDMACHECK_PSK_FILE), so each lab run proves the key exchange end to end.
+constexpr const char* kLabKeyFile = "lab.psk";
 
 constexpr int kMaxHosts = 8;
 

@@ -89,6 +89,20 @@ TEST(Plan, GuestScriptOrdersTheSteps) {
   EXPECT_EQ(s2.find("rdmacheck serve"), std::string::npos);
 }
 
+// The lab proves the key exchange on every boot: h1 requires the lab's key,
+// every guest's clients find it in RDMACHECK_PSK_FILE.
+TEST(Plan, EveryGuestUsesTheLabsKeyAndServeTakesExtraArgs) {
+  LabOptions o;
+  o.serve_args = "--allow 198.18.0.2";
+  auto p = make_plan(o);
+  const std::string s1 = guest_script((*p)[0], *p);
+  EXPECT_NE(s1.find("rdmacheck serve --psk-file $LAB/lab.psk --allow 198.18.0.2 >"),
+            std::string::npos)
+      << s1;
+  const std::string s2 = guest_script((*p)[1], *p);
+  EXPECT_NE(s2.find("export RDMACHECK_PSK_FILE=$LAB/lab.psk"), std::string::npos);
+}
+
 TEST(Plan, HostsFile) {
   LabOptions o;
   o.hosts = 3;

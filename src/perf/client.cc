@@ -40,6 +40,7 @@ std::vector<Finding> diagnose_setup(const PerfReport& r, const PerfOptions& o) {
   obs.error = r.error;
   obs.cm_break = r.cm_break;
   obs.server_refused = r.server_refused;
+  obs.auth = r.auth;
   obs.local = r.local;
   obs.peer = r.peer;
   return conn::diagnose(obs);
@@ -95,6 +96,7 @@ bool open_session(PerfReport& r, const PerfOptions& o, Deadline end, uint32_t se
     fail(r, f.stage, f.error);
     r.cm_break = f.cm_break;
     r.server_refused = f.server_refused;
+    r.auth = f.auth;
     if (f.local) r.local = f.local;
     if (f.peer) r.peer = f.peer;
     r.warnings.insert(r.warnings.end(), f.warnings.begin(), f.warnings.end());

@@ -15,7 +15,8 @@
 
 namespace rdmacheck::proto {
 
-constexpr int kVersion = 1;
+// 2: the server speaks first (proto/auth.h: greeting, pre-shared key proof).
+constexpr int kVersion = 2;
 constexpr uint16_t kDefaultPort =
     4792;  // next to RoCE's UDP 4791; not perftest's 18515 nor rping's 7174
 constexpr uint32_t kMaxMessageSize = 64u << 20;  // largest test message a client may ask for

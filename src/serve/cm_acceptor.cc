@@ -10,8 +10,12 @@
 
 namespace rdmacheck::serve {
 
-Result<std::unique_ptr<CmAcceptor>> CmAcceptor::start(const std::string& bind, uint16_t port) {
+Result<std::unique_ptr<CmAcceptor>> CmAcceptor::start(const std::string& bind, uint16_t port,
+                                                      std::vector<Cidr> allow,
+                                                      std::function<void(const std::string&)> log) {
   std::unique_ptr<CmAcceptor> a(new CmAcceptor());
+  a->allow_ = std::move(allow);
+  a->log_ = std::move(log);
   auto ch = verbs::create_event_channel();
   if (!ch) return ch.error();
   a->channel_ = std::move(*ch);
@@ -77,10 +81,26 @@ Result<verbs::CmIdPtr> CmAcceptor::wait(uint64_t token, Deadline d, int abort_fd
   return code_error("rdma_cm", ETIMEDOUT, "no connect request carrying this session's token");
 }
 
+// The allow-list holds for rdma_cm's requests as for TCP connections.
+bool CmAcceptor::admits(rdma_cm_id* id) const {
+  if (allow_.empty()) return true;
+  const auto ip = ip_of(rdma_get_peer_addr(id));
+  if (ip && allowed(allow_, *ip)) return true;
+  if (log_) {
+    log_(fmt::format("refused rdma_cm connect request from {}: not in --allow",
+                     ip ? ip_text(*ip) : std::string("an unknown address")));
+  }
+  return false;
+}
+
 void CmAcceptor::loop() {
   while (!stop_.load()) {
     auto ev = verbs::next_cm_event(channel_.get(), deadline_in(std::chrono::milliseconds(200)));
     if (!ev || ev->type != RDMA_CM_EVENT_CONNECT_REQUEST) continue;
+    if (!admits(ev->id.get())) {
+      rdma_reject(ev->id.get(), nullptr, 0);
+      continue;
+    }
     uint64_t token = 0;
     if (ev->private_data.size() >= sizeof token) {
       std::memcpy(&token, ev->private_data.data(), sizeof token);

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -16,6 +17,7 @@
 #include "base/deadline.h"
 #include "base/fd.h"
 #include "base/result.h"
+#include "net/ip_match.h"
 #include "verbs/cm.h"
 
 namespace rdmacheck::serve {
@@ -24,7 +26,10 @@ class CmAcceptor {
  public:
   // Listens on BIND (all IPv4 addresses when empty) and PORT in rdma_cm's own
   // port space (separate from TCP's, so it can share the server's number).
-  static Result<std::unique_ptr<CmAcceptor>> start(const std::string& bind, uint16_t port);
+  // Requests from outside ALLOW (when not empty) are rejected, with a LOG line.
+  static Result<std::unique_ptr<CmAcceptor>> start(const std::string& bind, uint16_t port,
+                                                   std::vector<Cidr> allow,
+                                                   std::function<void(const std::string&)> log);
   CmAcceptor(const CmAcceptor&) = delete;
   CmAcceptor& operator=(const CmAcceptor&) = delete;
   ~CmAcceptor();
@@ -38,6 +43,9 @@ class CmAcceptor {
  private:
   CmAcceptor() = default;
   void loop();
+  bool admits(rdma_cm_id* id) const;
+  std::vector<Cidr> allow_;
+  std::function<void(const std::string&)> log_;
   verbs::CmChannelPtr channel_;
   verbs::CmIdPtr listener_;
   std::mutex mu_;

@@ -20,10 +20,12 @@
 #include "doctor/doctor.h"
 #include "doctor/sources.h"
 #include "host/firewall.h"
+#include "net/ip_match.h"
 #include "net/tcp.h"
 #include "perf/counters.h"
 #include "perf/responder.h"
 #include "perf/spec.h"
+#include "proto/auth.h"
 #include "serve/cm_acceptor.h"
 
 namespace rdmacheck::serve {
@@ -91,31 +93,52 @@ class Sockets {
   std::set<int> fds_;
 };
 
+struct SessionEnd {
+  std::string line;  // logged once the slot is free
+  bool ok = false;   // --one-off's exit status
+};
+
 struct SessionOutcome {
   std::string test;
   std::string outcome = "ok";
   uint64_t received = 0;
   uint64_t replied = 0;
+  bool ok = false;  // a doctor report or TCP echo served (a test's is its outcome "ok")
 };
 
-// The session's endpoint over the TCP exchange: QP up to RTS, receives posted.
-// Our echoes are RC requests too: their ACK timeout follows the round trip of
-// the control connection SOCK, as the client's does.
-Result<Endpoint> setup_oob(const EndpointOptions& eo, const proto::Hello& hello,
-                           const ServerOptions& o, const Fd& sock, proto::Welcome& welcome) {
-  auto ep = open_endpoint(eo, welcome.timeline);
-  if (!ep) return Error{ep.error().call, ep.error().errnum, "server: " + ep.error().message()};
-  if (auto s = connect_qp(*ep, hello.qp, hello.facts.active_mtu,
-                          conn::rc_timing_for(sock, ep->verbs, o.timing), welcome.timeline);
+// Why the hello's QP is not one this server may connect to, or nullopt. A
+// RoCE GID is an IP address: the server's QP goes only to the host at the
+// other end of this TCP connection, so no hello can aim its traffic at a
+// third host. InfiniBand GIDs are not IP addresses and are not checked
+// (README: "Running serve on a fleet").
+std::optional<std::string> reflected(const Endpoint& ep, const proto::Hello& hello,
+                                     const Fd& sock) {
+  if (ep.port_attr.link_layer != IBV_LINK_LAYER_ETHERNET) return std::nullopt;
+  const std::string peer = peer_address(sock);
+  const auto ip = parse_ip(peer);
+  if (ip && gid_is_address(hello.qp.gid, *ip)) return std::nullopt;
+  return fmt::format(
+      "refused: the hello names GID {}, which is not the address of this connection's client "
+      "({}): this server connects its QP only back to the host it talks to",
+      hello.qp.gid, peer);
+}
+
+// The session's endpoint over the TCP exchange, once opened (EP): QP up to
+// RTS, receives posted. Our echoes are RC requests too: their ACK timeout
+// follows the round trip of the control connection SOCK, as the client's does.
+Status connect_oob(Endpoint& ep, const proto::Hello& hello, const ServerOptions& o, const Fd& sock,
+                   proto::Welcome& welcome) {
+  if (auto s = connect_qp(ep, hello.qp, hello.facts.active_mtu,
+                          conn::rc_timing_for(sock, ep.verbs, o.timing), welcome.timeline);
       !s) {
     return s.error();
   }
   for (uint32_t i = 0; i < hello.test.depth; ++i) {
-    if (auto s = post_recv(*ep, 2, static_cast<uint32_t>(ep->half)); !s) return s.error();
+    if (auto s = post_recv(ep, 2, static_cast<uint32_t>(ep.half)); !s) return s.error();
   }
-  welcome.facts = local_facts(*ep);
-  welcome.qp = local_qp_info(*ep);
-  return ep;
+  welcome.facts = local_facts(ep);
+  welcome.qp = local_qp_info(ep);
+  return ok_status();
 }
 
 // --cm: waits for the client's connect request (matched by token), builds the
@@ -151,8 +174,9 @@ void answer_doctor_request(const FsRoot& fs, const Fd& sock, SessionOutcome& out
   const auto report = doctor::run_doctor(fs, *sources);
   out.test = "doctor";
   out.outcome = fmt::format("sent {} findings", report.findings().size());
-  (void)send_frame(sock, proto::doctor_report(report.hostname, to_json(report.findings())),
-                   deadline_in(std::chrono::seconds(5)));
+  out.ok = send_frame(sock, proto::doctor_report(report.hostname, to_json(report.findings())),
+                      deadline_in(std::chrono::seconds(5)))
+               .ok();
 }
 
 // Why this server will not run the hello's test, or nullopt when it will.
@@ -227,8 +251,12 @@ void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
     welcome.facts = conn::local_facts(*facts);
     welcome.cm_token = acceptor->expect();
   } else {
-    setup.emplace(setup_oob(eo, hello, o, sock, welcome));
+    setup.emplace(open_endpoint(eo, welcome.timeline));
     if (!*setup) return refuse("server setup failed: " + setup->error().message());
+    if (auto why = reflected(**setup, hello, sock)) return refuse(*why);
+    if (auto s = connect_oob(**setup, hello, o, sock, welcome); !s) {
+      return refuse("server setup failed: " + s.error().message());
+    }
   }
   // Read before the client can start: after the welcome its traffic may begin.
   const FsRoot& fs = o.fs;
@@ -282,19 +310,44 @@ void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
 
 // One client: its first frame decides what it gets (a doctor report or a test).
 // Returns the session's end line, which the caller logs once the slot is free.
-std::string session(int id, const Fd& sock, const std::string& peer, const ServerOptions& o,
-                    CmAcceptor* acceptor, Log& log) {
+SessionEnd session(int id, const Fd& sock, const std::string& peer, const ServerOptions& o,
+                   CmAcceptor* acceptor, Log& log) {
   const auto start = Clock::now();
   const Deadline end = start + o.session_timeout;
+  std::string with_key;  // which of the keys the client proved: for rolling them
+  auto end_line = [&](const SessionOutcome& out) {
+    return SessionEnd{fmt::format("session {} {} end: {} ({} received, {} replied, {:.0f} ms){}",
+                                  id, peer, out.outcome, out.received, out.replied,
+                                  Millis(Clock::now() - start).count(), with_key),
+                      out.ok || out.outcome == "ok"};
+  };
   SessionOutcome out;
+  // Nothing of the client's is read, and no verbs object made, before it has
+  // proven a key (when this server has any).
+  const Deadline handshake = std::min(end, deadline_in(o.handshake_timeout));
+  auto key = proto::greet_client(sock, o.keys, handshake);
+  if (!key) {
+    out.outcome = fmt::format("{}: {}", name_of(key.error().kind), key.error().error.message());
+    return end_line(out);
+  }
+  if (*key >= 0) with_key = " [key " + o.keys[static_cast<size_t>(*key)].file + "]";
+  // The client opens its device between the proof and its hello: a deadline of its own.
   auto frame = recv_frame(sock, std::min(end, deadline_in(o.handshake_timeout)));
   if (!frame) {
     out.outcome = "no valid handshake: " + frame.error().message();
+  } else if (proto::message_type(*frame) == "doctor-request" && !o.share_doctor) {
+    out.test = "doctor";
+    out.outcome = "doctor request refused (--no-share-doctor)";
+    (void)send_frame(sock,
+                     proto::error_message("this server does not share its doctor report "
+                                          "(--no-share-doctor)"),
+                     deadline_in(std::chrono::seconds(1)));
   } else if (proto::message_type(*frame) == "doctor-request") {
     answer_doctor_request(o.fs, sock, out);
   } else if (proto::message_type(*frame) == "tcp-echo") {  // check's TCP reference probe
     out.test = "tcp echo";
     out.outcome = conn::answer_tcp_echo(sock, *frame, end);
+    out.ok = out.outcome.rfind("echoed ", 0) == 0;
   } else if (auto hello = proto::parse_hello(*frame); !hello) {
     out.outcome = hello.error().message();
     (void)send_frame(sock, proto::error_message(out.outcome), deadline_in(std::chrono::seconds(1)));
@@ -310,26 +363,60 @@ std::string session(int id, const Fd& sock, const std::string& peer, const Serve
       run_test(*hello, sock, o, acceptor, end, out);
     }
   }
-  return fmt::format("session {} {} end: {} ({} received, {} replied, {:.0f} ms)", id, peer,
-                     out.outcome, out.received, out.replied, Millis(Clock::now() - start).count());
+  return end_line(out);
 }
 
 struct Running {
   std::thread thread;
   std::shared_ptr<std::atomic<bool>> done;
+  std::shared_ptr<std::atomic<bool>> ok;
 };
+
+// Who may use this server, in one line at start; nullopt when the options
+// leave it open to anyone without --insecure.
+std::optional<std::string> admission_line(const ServerOptions& o) {
+  std::string allow;
+  for (const auto& c : o.allow) allow += (allow.empty() ? "" : ", ") + c.text;
+  const std::string from = o.allow.empty() ? "any address" : allow;
+  if (!o.keys.empty()) {
+    std::string files;
+    for (const auto& k : o.keys) files += (files.empty() ? "" : ", ") + k.file;
+    return fmt::format("rdmacheck serve: clients from {} must prove the key in {}", from, files);
+  }
+  if (!o.allow.empty()) {
+    return fmt::format(
+        "rdmacheck serve: no --psk-file: clients from {} may run tests without a key", allow);
+  }
+  if (!o.insecure) return std::nullopt;
+  return std::string(
+      "rdmacheck serve: INSECURE (--insecure): no key and no --allow: anyone who reaches this "
+      "port may run tests and read this host's doctor report");
+}
 
 }  // namespace
 
 int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE* logf) {
   Log log(logf);
+  const auto admission = admission_line(o);
+  if (!admission) {
+    std::fprintf(stderr,
+                 "rdmacheck serve: refusing to serve anyone without a key: give --psk-file FILE, "
+                 "--allow CIDR, or --insecure\n");
+    return 2;
+  }
+  if (o.keys.size() > proto::kMaxServerKeys) {
+    std::fprintf(stderr, "rdmacheck serve: at most %zu --psk-file (the current and the next key)\n",
+                 proto::kMaxServerKeys);
+    return 2;
+  }
   auto listener = tcp_listen(o.bind, o.tcp_port);
   if (!listener) {
     std::fprintf(stderr, "rdmacheck serve: %s\n", listener.error().message().c_str());
     return 2;
   }
   // Clients that connect with --cm meet this listener; without it, the rest still works.
-  auto acceptor = CmAcceptor::start(o.bind, o.tcp_port);
+  auto acceptor = CmAcceptor::start(o.bind, o.tcp_port, o.allow,
+                                    [&log](const std::string& line) { log.line(line); });
   if (!acceptor) {
     log.line("rdmacheck serve: no rdma_cm listener (--cm clients will be refused): " +
              acceptor.error().message());
@@ -338,6 +425,9 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
   log.line(fmt::format("rdmacheck serve: listening on {} port {} (max {} sessions{})",
                        o.bind.empty() ? "all addresses" : o.bind, o.tcp_port, o.max_sessions,
                        cm != nullptr ? ", rdma_cm too" : ""));
+  log.line(*admission);
+  const int exit_after = o.one_off ? 1 : o.exit_after;
+  bool last_ok = false;
   std::list<Running> running;
   Sockets sockets;
   Clock::time_point last_accept_error{};
@@ -347,6 +437,7 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
     for (auto it = running.begin(); it != running.end();) {
       if (it->done->load()) {
         it->thread.join();
+        last_ok = it->ok->load();
         it = running.erase(it);
         ++ended;
       } else {
@@ -354,7 +445,8 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
       }
     }
   };
-  while (!stop.load() && (o.exit_after == 0 || ended < o.exit_after)) {
+  while (!stop.load() &&
+         (exit_after == 0 || ended + static_cast<int>(running.size()) < exit_after)) {
     reap();
     std::string peer;
     auto conn = tcp_accept(*listener, deadline_in(std::chrono::milliseconds(200)), &peer);
@@ -370,6 +462,19 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
+    // The allow-list, before anything else: a refused peer gets one line and
+    // the reason, which its client names (auth-not-allowed).
+    const auto ip = parse_ip(peer_address(*conn));
+    if (!o.allow.empty() && (!ip || !allowed(o.allow, *ip))) {
+      log.line(fmt::format("refused {}: not in --allow", peer));
+      (void)send_frame(
+          *conn,
+          proto::refusal_message(proto::AuthFailure::kNotAllowed,
+                                 fmt::format("this server's --allow list does not include {}",
+                                             ip ? ip_text(*ip) : peer)),
+          deadline_in(std::chrono::seconds(1)));
+      continue;
+    }
     reap();  // a session that ended while we waited no longer holds a slot
     const auto active = std::count_if(running.begin(), running.end(),
                                       [](const Running& r) { return !r.done->load(); });
@@ -380,22 +485,24 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
       continue;
     }
     auto done = std::make_shared<std::atomic<bool>>(false);
+    auto ok = std::make_shared<std::atomic<bool>>(false);
     const int id = next_id++;
     running.push_back(Running{
-        std::thread([id, done, peer, &o, &log, &sockets, cm, fd = std::move(*conn)]() mutable {
-          std::string end_line;
+        std::thread([id, done, ok, peer, &o, &log, &sockets, cm, fd = std::move(*conn)]() mutable {
+          SessionEnd end;
           sockets.add(fd.get());
           try {
-            end_line = session(id, fd, peer, o, cm, log);
+            end = session(id, fd, peer, o, cm, log);
           } catch (const std::exception& e) {
-            end_line = fmt::format("session {} {} end: internal error: {}", id, peer, e.what());
+            end.line = fmt::format("session {} {} end: internal error: {}", id, peer, e.what());
           }
           sockets.remove(fd.get());
           fd = Fd();
+          ok->store(end.ok);
           done->store(true);
-          log.line(end_line);
+          log.line(end.line);
         }),
-        done});
+        done, ok});
   }
   // A stop (SIGTERM, SIGINT) ends the running sessions now: their sockets
   // close under them, and each says goodbye through its own error path.
@@ -405,7 +512,11 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
     }
     sockets.shutdown_all();
   }
-  for (auto& r : running) r.thread.join();
+  for (auto& r : running) {
+    r.thread.join();
+    last_ok = r.ok->load();
+  }
+  if (o.one_off) return ended + static_cast<int>(running.size()) > 0 && last_ok ? 0 : 1;
   return 0;
 }
 

@@ -12,6 +12,8 @@
 #include "base/deadline.h"
 #include "base/fd.h"
 #include "conn/target.h"
+#include "net/ip_match.h"
+#include "proto/auth.h"
 #include "proto/messages.h"
 #include "sysfs/fs_root.h"
 #include "verbs/qp.h"
@@ -27,12 +29,21 @@ struct ServerOptions {
   uint32_t max_bytes = proto::kMaxMessageSize;  // registered per session
   std::chrono::milliseconds handshake_timeout{5000};
   std::chrono::milliseconds session_timeout{120000};
-  int exit_after = 0;  // stop after this many sessions (0 = never); for scripted use
+  int exit_after = 0;    // stop after this many sessions (0 = never); for scripted use
+  bool one_off = false;  // serve one session, exit with its status
   verbs::RcTiming timing;
+  // Who may use this server. Without keys it starts only with an allow-list
+  // or when told it may run open to all (insecure).
+  std::vector<proto::Psk> keys;  // at most kMaxServerKeys (rolling)
+  std::vector<Cidr> allow;       // empty: every address
+  bool insecure = false;
+  bool share_doctor = true;  // answer doctor requests (hostname, GIDs, firewall rules)
 };
 
 // Runs until *stop becomes true (checked at least every 200 ms) or exit_after
-// sessions have ended. Returns 0, or 2 when the port cannot be bound.
+// sessions have ended. Returns 0, or 2 when the port cannot be bound or the
+// options leave the server open to anyone without saying so (--insecure).
+// With one_off: 0 when its session ended well, 1 otherwise.
 int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE* log);
 
 }  // namespace rdmacheck::serve

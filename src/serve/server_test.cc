@@ -6,10 +6,15 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
+#include <filesystem>
 #include <thread>
 
+#include "conn/client_session.h"
 #include "net/tcp.h"
+#include "proto/auth.h"
+#include "testing/temp_dir.h"
 
 namespace rdmacheck::serve {
 namespace {
@@ -27,6 +32,7 @@ class ServerTest : public ::testing::Test {
     o_.tcp_port = port_;
     o_.max_sessions = max_sessions;
     o_.handshake_timeout = 300ms;
+    if (o_.keys.empty() && o_.allow.empty()) o_.insecure = true;
     log_ = std::tmpfile();
     // The server writes while the test reads (and rewinds): every write appends.
     ::fcntl(fileno(log_), F_SETFL, ::fcntl(fileno(log_), F_GETFL) | O_APPEND);
@@ -56,6 +62,7 @@ class ServerTest : public ::testing::Test {
   // A well-formed hello the server must refuse for its version.
   std::string ask_with_bad_version() {
     Fd c = connect();
+    EXPECT_TRUE(proto::meet_server(c, std::nullopt, deadline_in(2s)).ok());
     nlohmann::json hello = {{"type", "hello"}, {"version", 99}};
     EXPECT_TRUE(send_frame(c, hello, deadline_in(2s)).ok());
     auto r = recv_frame(c, deadline_in(2s));
@@ -149,9 +156,151 @@ TEST_F(ServerTest, BindFailureIsReported) {
   ServerOptions o;
   o.bind = "127.0.0.1";
   o.tcp_port = local_port(*l);
+  o.insecure = true;
   std::atomic<bool> stop{false};
   // The port is taken (listening without SO_REUSEPORT): bind fails, exit 2.
   EXPECT_EQ(run_server(o, stop, stderr), 2);
+}
+
+// Who may use the server: nothing of a client's is read, and no verbs object
+// made, before its key is proven. The server here has no RDMA device at all:
+// a session that got as far as the hello would end in "server setup failed".
+class AuthServerTest : public ServerTest {
+ protected:
+  void SetUp() override {
+    o_.keys = {proto::Psk{"current.psk", std::string(32, 'a')},
+               proto::Psk{"next.psk", std::string(32, 'b')}};
+  }
+  conn::Target target(const std::string& psk_file) {
+    conn::Target t;
+    t.host = "127.0.0.1";
+    t.tcp_port = port_;
+    t.psk_file = psk_file;
+    return t;
+  }
+  std::string key_file(const std::string& name, char fill) {
+    const auto p = dir_ / name;
+    std::FILE* f = std::fopen(p.c_str(), "w");
+    std::fputs(std::string(32, fill).c_str(), f);
+    std::fclose(f);
+    ::chmod(p.c_str(), 0600);
+    return p.string();
+  }
+  void TearDown() override {
+    ServerTest::TearDown();
+    std::filesystem::remove_all(dir_);
+  }
+  std::filesystem::path dir_ = test_util::make_temp_dir("serve-auth");
+};
+
+TEST_F(AuthServerTest, ClientsWithoutTheKeyGetAnAuthFindingAndNoSession) {
+  start(4);
+  auto none = conn::connect_to_server(target(""), deadline_in(5s));
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().stage, conn::Stage::kAuth);
+  EXPECT_EQ(none.error().auth, proto::AuthFailure::kRequired);
+  auto wrong = conn::connect_to_server(target(key_file("wrong.psk", 'x')), deadline_in(5s));
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.error().auth, proto::AuthFailure::kFailed);
+  ASSERT_TRUE(await_log("auth-failed")) << log_text();
+  ASSERT_TRUE(await_log("auth-required")) << log_text();
+  const std::string log = log_text();
+  EXPECT_EQ(log.find("start:"), std::string::npos) << log;
+  EXPECT_EQ(log.find("setup failed"), std::string::npos) << log;
+  EXPECT_NE(log.find("must prove the key in current.psk, next.psk"), std::string::npos) << log;
+  // The finding a client prints for it.
+  conn::ConnObservation obs;
+  obs.host = "127.0.0.1";
+  obs.failed = wrong.error().stage;
+  obs.auth = wrong.error().auth;
+  obs.error = wrong.error().error.message();
+  const auto fs = conn::diagnose(obs);
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_EQ(fs[0].id, "auth-failed");
+  EXPECT_FALSE(fs[0].fix.empty());
+}
+
+TEST_F(AuthServerTest, EitherRollingKeyOpensTheSessionAndTheLogSaysWhich) {
+  start(4);
+  for (const auto& [file, fill] : {std::pair{"current.copy", 'a'}, std::pair{"next.copy", 'b'}}) {
+    auto ok = conn::connect_to_server(target(key_file(file, fill)), deadline_in(5s));
+    ASSERT_TRUE(ok.ok()) << ok.error().error.message();
+    // Past the proof the session goes on as before: a doctor request is answered.
+    ASSERT_TRUE(send_frame(*ok, proto::doctor_request(), deadline_in(2s)).ok());
+  }
+  EXPECT_TRUE(await_log("[key current.psk]")) << log_text();
+  EXPECT_TRUE(await_log("[key next.psk]")) << log_text();
+}
+
+TEST_F(AuthServerTest, AnUnsafeClientKeyFileIsRefusedBeforeConnecting) {
+  start(4);
+  const std::string f = key_file("open.psk", 'a');
+  ::chmod(f.c_str(), 0644);
+  auto r = conn::connect_to_server(target(f), deadline_in(5s));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().auth, proto::AuthFailure::kKeyFileUnsafe);
+  EXPECT_EQ(log_text().find("session 1"), std::string::npos) << log_text();
+}
+
+TEST_F(AuthServerTest, DoctorRequestsCanBeRefusedToEveryone) {
+  o_.share_doctor = false;
+  start(4);
+  auto c = conn::connect_to_server(target(key_file("k", 'a')), deadline_in(5s));
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(send_frame(*c, proto::doctor_request(), deadline_in(2s)).ok());
+  auto r = recv_frame(*c, deadline_in(2s));
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(proto::error_text(*r).find("--no-share-doctor"), std::string::npos);
+}
+
+TEST_F(ServerTest, AnAddressOutsideTheAllowListIsRefusedAtAccept) {
+  o_.allow = {*parse_cidr("192.0.2.0/24")};
+  start(4);
+  conn::Target t;
+  t.host = "127.0.0.1";
+  t.tcp_port = port_;
+  auto r = conn::connect_to_server(t, deadline_in(5s));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().auth, proto::AuthFailure::kNotAllowed);
+  EXPECT_NE(r.error().error.message().find("127.0.0.1"), std::string::npos);
+  EXPECT_TRUE(await_log("refused 127.0.0.1")) << log_text();
+  EXPECT_NE(log_text().find("no --psk-file: clients from 192.0.2.0/24"), std::string::npos);
+}
+
+TEST_F(ServerTest, AnAllowedAddressGetsIn) {
+  o_.allow = {*parse_cidr("127.0.0.0/8"), *parse_cidr("::1")};
+  start(4);
+  conn::Target t;
+  t.host = "127.0.0.1";
+  t.tcp_port = port_;
+  EXPECT_TRUE(conn::connect_to_server(t, deadline_in(5s)).ok());
+}
+
+TEST(ServerStart, NoKeyNoAllowNeedsInsecure) {
+  ServerOptions o;
+  o.bind = "127.0.0.1";
+  o.tcp_port = 0;
+  std::atomic<bool> stop{true};
+  EXPECT_EQ(run_server(o, stop, stderr), 2);
+  std::FILE* log = std::tmpfile();
+  o.insecure = true;
+  EXPECT_EQ(run_server(o, stop, log), 0);
+  std::rewind(log);
+  char buf[4096] = {};
+  (void)std::fread(buf, 1, sizeof buf - 1, log);
+  std::fclose(log);
+  EXPECT_NE(std::string(buf).find("INSECURE"), std::string::npos) << buf;
+}
+
+TEST_F(ServerTest, OneOffServesOneSessionAndExitsWithItsStatus) {
+  o_.one_off = true;
+  start(4);
+  {
+    Fd c = connect();  // says nothing: its session fails at the handshake deadline
+  }
+  thread_.join();
+  EXPECT_EQ(rc_, 1) << log_text();
+  EXPECT_NE(log_text().find("session 1 "), std::string::npos) << log_text();
 }
 
 }  // namespace

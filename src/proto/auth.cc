@@ -1,0 +1,281 @@
+#include "proto/auth.h"
+
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "net/tcp.h"
+#include "proto/messages.h"
+
+namespace rdmacheck::proto {
+namespace {
+
+using nlohmann::json;
+
+constexpr uint32_t kMaxAuthFrame = 4096;
+constexpr std::string_view kClientLabel = "rdmacheck-client-v2";
+constexpr std::string_view kServerLabel = "rdmacheck-server-v2";
+
+AuthError auth_error(AuthFailure kind, const std::string& text) {
+  return AuthError{kind, plain_error("auth", text), false};
+}
+
+template <size_t N>
+std::string hex(const std::array<uint8_t, N>& bytes) {
+  std::string s;
+  s.reserve(2 * N);
+  for (uint8_t b : bytes) s += fmt::format("{:02x}", b);
+  return s;
+}
+
+// Exactly 2*N lowercase or uppercase hex digits, or nullopt.
+template <size_t N>
+std::optional<std::array<uint8_t, N>> unhex(const json& j, const char* field) {
+  auto it = j.find(field);
+  if (it == j.end() || !it->is_string()) return std::nullopt;
+  const auto& s = it->get_ref<const std::string&>();
+  if (s.size() != 2 * N) return std::nullopt;
+  std::array<uint8_t, N> out{};
+  for (size_t i = 0; i < N; ++i) {
+    int v = 0;
+    for (char c : {s[2 * i], s[2 * i + 1]}) {
+      int d = 0;
+      if (c >= '0' && c <= '9') {
+        d = c - '0';
+      } else if (c >= 'a' && c <= 'f') {
+        d = c - 'a' + 10;
+      } else if (c >= 'A' && c <= 'F') {
+        d = c - 'A' + 10;
+      } else {
+        return std::nullopt;
+      }
+      v = v * 16 + d;
+    }
+    out[i] = static_cast<uint8_t>(v);
+  }
+  return out;
+}
+
+int version_of(const json& j) {
+  auto it = j.find("version");
+  return it != j.end() && it->is_number_integer() ? it->get<int>() : 0;
+}
+
+bool equal(const Proof& a, const Proof& b) {
+  return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+// The client's view of a server's error frame: an auth code, or a plain refusal (busy).
+AuthError from_refusal(const json& frame) {
+  AuthError e = auth_error(AuthFailure::kNone, error_text(frame));
+  e.error.call = "server";
+  auto it = frame.find("code");
+  if (it != frame.end() && it->is_string()) {
+    if (auto code = parse_enum<AuthFailure>(it->get<std::string>());
+        code && *code != AuthFailure::kNone) {
+      e.kind = *code;
+      return e;
+    }
+  }
+  e.refused = true;
+  return e;
+}
+
+}  // namespace
+
+Result<Psk, AuthError> load_psk(const std::string& file) {
+  Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  if (!fd.valid()) {
+    return AuthError{AuthFailure::kKeyFileUnreadable, errno_error("open", file), false};
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    return AuthError{AuthFailure::kKeyFileUnreadable, errno_error("fstat", file), false};
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return auth_error(AuthFailure::kKeyFileUnreadable, fmt::format("{} is not a file", file));
+  }
+  if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    return auth_error(AuthFailure::kKeyFileUnsafe,
+                      fmt::format("key file {} is accessible by group or others (mode {:04o}): "
+                                  "chmod 600 {}",
+                                  file, st.st_mode & 07777, file));
+  }
+  if (st.st_size < static_cast<off_t>(kMinKeyBytes) ||
+      st.st_size > static_cast<off_t>(kMaxKeyBytes)) {
+    return auth_error(AuthFailure::kKeyFileUnreadable,
+                      fmt::format("key file {} holds {} bytes, a key needs {}..{} "
+                                  "(umask 077; head -c 32 /dev/urandom > {})",
+                                  file, st.st_size, kMinKeyBytes, kMaxKeyBytes, file));
+  }
+  Psk k{file, std::string(static_cast<size_t>(st.st_size), '\0')};
+  size_t got = 0;
+  while (got < k.key.size()) {
+    const ssize_t n = ::read(fd.get(), k.key.data() + got, k.key.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return AuthError{AuthFailure::kKeyFileUnreadable, errno_error("read", file), false};
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  k.key.resize(got);
+  if (got < kMinKeyBytes) {
+    return auth_error(AuthFailure::kKeyFileUnreadable, fmt::format("key file {} shrank", file));
+  }
+  return k;
+}
+
+Proof auth_proof(const std::string& key, Side who, const Nonce& ns, const Nonce& nc) {
+  const std::string_view label = who == Side::kClient ? kClientLabel : kServerLabel;
+  std::string msg(label);
+  msg.append(reinterpret_cast<const char*>(ns.data()), ns.size());
+  msg.append(reinterpret_cast<const char*>(nc.data()), nc.size());
+  Proof out{};
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(msg.data()), msg.size(), out.data(), &len);
+  return out;
+}
+
+Nonce fresh_nonce() {
+  Nonce n{};
+  // RAND_bytes fails only when the system has no entropy to seed from: no
+  // nonce is better than a predictable one.
+  if (RAND_bytes(n.data(), static_cast<int>(n.size())) != 1) std::abort();
+  return n;
+}
+
+json refusal_message(AuthFailure code, const std::string& text) {
+  json j = error_message(text);
+  j["code"] = std::string(name_of(code));
+  return j;
+}
+
+Result<int, AuthError> greet_client(const Fd& sock, const std::vector<Psk>& keys, Deadline d) {
+  const Nonce ns = fresh_nonce();
+  json greeting = {
+      {"type", "greeting"}, {"version", kVersion}, {"auth", keys.empty() ? "none" : "psk"}};
+  if (!keys.empty()) greeting["nonce"] = hex(ns);
+  if (auto s = send_frame(sock, greeting, d); !s) {
+    return AuthError{AuthFailure::kProtocol, s.error(), false};
+  }
+  if (keys.empty()) return -1;
+  auto refuse = [&](AuthFailure code, const std::string& text) -> AuthError {
+    (void)send_frame(sock, refusal_message(code, text), d);
+    return auth_error(code, text);
+  };
+  auto frame = recv_frame(sock, d, kMaxAuthFrame);
+  if (!frame) return AuthError{AuthFailure::kProtocol, frame.error(), false};
+  const std::string type = message_type(*frame);
+  if (type == "error") {  // the client gave up (it has no key, or will not talk without one)
+    return auth_error(AuthFailure::kRequired, "the client says: " + error_text(*frame));
+  }
+  if (version_of(*frame) != kVersion) {
+    return refuse(AuthFailure::kProtocol,
+                  fmt::format("the client speaks protocol version {}, this server speaks {}: run "
+                              "the same rdmacheck version on both hosts",
+                              version_of(*frame), kVersion));
+  }
+  if (type != "auth") {
+    return refuse(AuthFailure::kRequired,
+                  fmt::format("this server requires a pre-shared key; the client sent '{}' "
+                              "without proving one",
+                              type));
+  }
+  const auto nc = unhex<kNonceBytes>(*frame, "nonce");
+  const auto proof = unhex<kProofBytes>(*frame, "proof");
+  if (!nc || !proof) {
+    return refuse(AuthFailure::kProtocol,
+                  "malformed auth message: nonce and proof must be 64 hex digits");
+  }
+  if (*nc == ns) return refuse(AuthFailure::kProtocol, "the client's nonce repeats the server's");
+  int match = -1;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (equal(auth_proof(keys[i].key, Side::kClient, ns, *nc), *proof)) match = static_cast<int>(i);
+  }
+  if (match < 0) {
+    return refuse(AuthFailure::kFailed,
+                  fmt::format("the client's key is not {} this server accepts",
+                              keys.size() == 1 ? "the one" : "one of the keys"));
+  }
+  const Proof mine = auth_proof(keys[static_cast<size_t>(match)].key, Side::kServer, ns, *nc);
+  if (auto s = send_frame(
+          sock, json{{"type", "auth-ok"}, {"version", kVersion}, {"proof", hex(mine)}}, d);
+      !s) {
+    return AuthError{AuthFailure::kProtocol, s.error(), false};
+  }
+  return match;
+}
+
+Result<Unit, AuthError> meet_server(const Fd& sock, const std::optional<Psk>& key, Deadline d) {
+  auto greeting = recv_frame(sock, d, kMaxAuthFrame);
+  if (!greeting) {
+    AuthError e{AuthFailure::kProtocol, greeting.error(), false};
+    e.error.context +=
+        " (no greeting from the server; an rdmacheck older than protocol version 2 waits for "
+        "the client to speak first: run the same rdmacheck version on both hosts)";
+    return e;
+  }
+  const std::string type = message_type(*greeting);
+  if (type == "error") return from_refusal(*greeting);
+  if (type != "greeting") {
+    return auth_error(AuthFailure::kProtocol,
+                      fmt::format("expected the server's greeting, got '{}'", type));
+  }
+  if (version_of(*greeting) != kVersion) {
+    return auth_error(AuthFailure::kProtocol,
+                      fmt::format("the server speaks protocol version {}, this client speaks {}: "
+                                  "run the same rdmacheck version on both hosts",
+                                  version_of(*greeting), kVersion));
+  }
+  const std::string mode = greeting->value("auth", "");
+  if (mode == "none") {
+    if (!key) return Unit{};
+    const std::string text = fmt::format(
+        "the server runs without a key and this client has one ({}): it cannot prove who it is",
+        key->file);
+    (void)send_frame(sock, error_message("client refused: " + text), d);
+    return auth_error(AuthFailure::kServerUnkeyed, text);
+  }
+  const auto ns = unhex<kNonceBytes>(*greeting, "nonce");
+  if (mode != "psk" || !ns) {
+    return auth_error(AuthFailure::kProtocol, "malformed greeting: unknown auth or bad nonce");
+  }
+  if (!key) {
+    const std::string text = "the server requires a pre-shared key and this client has none";
+    (void)send_frame(sock, error_message("client has no key (give it --psk-file)"), d);
+    return auth_error(AuthFailure::kRequired, text);
+  }
+  Nonce nc = fresh_nonce();
+  while (nc == *ns) nc = fresh_nonce();
+  const Proof proof = auth_proof(key->key, Side::kClient, *ns, nc);
+  if (auto s = send_frame(
+          sock,
+          json{{"type", "auth"}, {"version", kVersion}, {"nonce", hex(nc)}, {"proof", hex(proof)}},
+          d);
+      !s) {
+    return AuthError{AuthFailure::kProtocol, s.error(), false};
+  }
+  auto reply = recv_frame(sock, d, kMaxAuthFrame);
+  if (!reply) return AuthError{AuthFailure::kProtocol, reply.error(), false};
+  if (message_type(*reply) == "error") return from_refusal(*reply);
+  const auto theirs = unhex<kProofBytes>(*reply, "proof");
+  if (message_type(*reply) != "auth-ok" || !theirs) {
+    return auth_error(AuthFailure::kProtocol, "malformed answer to the client's proof");
+  }
+  if (!equal(auth_proof(key->key, Side::kServer, *ns, nc), *theirs)) {
+    return auth_error(AuthFailure::kServerUnproven,
+                      fmt::format("the server's proof does not match the key in {}: it does not "
+                                  "hold this key",
+                                  key->file));
+  }
+  return Unit{};
+}
+
+}  // namespace rdmacheck::proto

@@ -1,0 +1,137 @@
+// Who may use a server, on the real stack: the lab's own key opens a session;
+// no key or a wrong one ends in an auth-* finding before the server has made
+// any verbs object; --allow keeps another host out; and a hello that names a
+// third host's GID is refused, so that host receives no RoCE packet.
+#include <gtest/gtest.h>
+
+#include "lab/lab_harness.h"
+
+namespace rdmacheck::labtest {
+namespace {
+
+const char* kWaitForH2Run3 = "while [ ! -e /run/lab/h2/rc.3 ]; do sleep 0.1; done; ";
+
+TEST(AuthLab, TheKeyOpensASessionNoKeyOrAWrongKeyNeverReachesVerbs) {
+  const auto r = run_lab({
+      "--run",
+      "h2:rdmacheck ping h1 -c 2 --no-ladder --json",
+      "--run",
+      "h2:env -u RDMACHECK_PSK_FILE rdmacheck ping h1 --json",
+      "--run",
+      "h2:umask 077; head -c 32 /dev/urandom > /tmp/wrong.psk; "
+      "rdmacheck ping h1 --psk-file /tmp/wrong.psk --json",
+      "--run",
+      "h2:cat /run/lab/h1/serve.log",
+      // Once h2's refused clients are done: which QPs exist on the server.
+      "--run",
+      std::string("h1:") + kWaitForH2Run3 + "rdmacheck qps --json",
+  });
+  ASSERT_EQ(r.exit, 2) << r.console;  // the refused clients fail, as they should
+  const auto& good = run_output(r, "h2", 0);
+  ASSERT_TRUE(good.is_object()) << r.console;
+  EXPECT_EQ(good["ok"], true) << good.dump(2);
+  EXPECT_EQ(good["summary"]["received"], 2);
+  const auto& none = run_output(r, "h2", 1);
+  ASSERT_TRUE(none.is_object()) << r.console;
+  EXPECT_EQ(none["failed_stage"], "auth");
+  EXPECT_EQ(finding_ids(none["findings"]), std::vector<std::string>{"auth-required"});
+  const auto& wrong = run_output(r, "h2", 2);
+  ASSERT_TRUE(wrong.is_object()) << r.console;
+  EXPECT_EQ(finding_ids(wrong["findings"]), std::vector<std::string>{"auth-failed"});
+  EXPECT_FALSE(wrong["findings"][0]["fix"].get<std::string>().empty());
+  // The server logged both refusals and started no test for them: sessions 2
+  // and 3 have an end line and no start line (the start line comes before
+  // the first verbs call of a session).
+  const std::string log = run_output(r, "h2", 3).get<std::string>();
+  EXPECT_NE(log.find("must prove the key in /run/lab/lab.psk"), std::string::npos) << log;
+  EXPECT_NE(log.find("session 1 198.18.0.2"), std::string::npos) << log;
+  EXPECT_NE(log.find("end: ok"), std::string::npos) << log;
+  EXPECT_NE(log.find("session 2 198.18.0.2:"), std::string::npos) << log;
+  EXPECT_NE(log.find("end: auth-required"), std::string::npos) << log;
+  EXPECT_NE(log.find("end: auth-failed"), std::string::npos) << log;
+  for (const char* s : {"session 2 ", "session 3 "}) {
+    const auto line_start = log.find(s);
+    const auto line_end = log.find('\n', line_start);
+    EXPECT_EQ(log.substr(line_start, line_end - line_start).find("start:"), std::string::npos)
+        << log;
+  }
+  // No QP of ours on the server: only the kernel's own (GSI) remains.
+  const auto& qps = run_output(r, "h1", 0);
+  ASSERT_TRUE(qps.is_object()) << r.console;
+  for (const auto& q : qps["qps"]) {
+    EXPECT_EQ(q["kernel"], true) << qps.dump(2);
+  }
+}
+
+TEST(AuthLab, AllowListAndNoReflectionKeepAThirdHostOutOfIt) {
+  const auto r = run_lab({
+      "--hosts",
+      "3",
+      "--serve-args",
+      "--allow 198.18.0.1 --allow 198.18.0.2",
+      // A hello that names h3's GID (::ffff:198.18.0.3) instead of h2's own.
+      "--run",
+      "h2:rdmacheck ping h1 -c 1 --no-ladder --forge-gid "
+      "0000:0000:0000:0000:0000:ffff:c612:0003 --json",
+      "--run",
+      "h2:rdmacheck ping h1 -c 1 --no-ladder --json",
+      "--run",
+      "h2:cat /run/lab/h1/serve.log",
+      "--run",
+      "h3:rdmacheck ping h1 --json",
+      // After h2's runs: h3 received no RoCE packet at all.
+      "--run",
+      std::string("h3:") + kWaitForH2Run3 +
+          "cat /sys/class/infiniband/rxe0/ports/1/hw_counters/rcvd_pkts",
+  });
+  ASSERT_EQ(r.exit, 2) << r.console;
+  const auto& forged = run_output(r, "h2", 0);
+  ASSERT_TRUE(forged.is_object()) << r.console;
+  EXPECT_EQ(finding_ids(forged["findings"]), std::vector<std::string>{"server-refused"});
+  EXPECT_NE(forged["findings"][0]["summary"].get<std::string>().find(
+                "hello names GID 0000:0000:0000:0000:0000:ffff:c612:0003"),
+            std::string::npos)
+      << forged.dump(2);
+  EXPECT_EQ(run_output(r, "h2", 1)["ok"], true) << r.console;  // h2 itself is served
+  const std::string log = run_output(r, "h2", 2).get<std::string>();
+  EXPECT_NE(log.find("refused 198.18.0.3:"), std::string::npos) << log;
+  EXPECT_NE(log.find("not in --allow"), std::string::npos) << log;
+  EXPECT_NE(log.find("end: refused: the hello names GID"), std::string::npos) << log;
+  const auto& h3 = run_output(r, "h3", 0);
+  ASSERT_TRUE(h3.is_object()) << r.console;
+  EXPECT_EQ(finding_ids(h3["findings"]), std::vector<std::string>{"auth-not-allowed"});
+  EXPECT_EQ(run_exit(r, "h3", 1), 0);
+  const auto& pkts = run_output(r, "h3", 1);
+  EXPECT_TRUE((pkts.is_number() && pkts.get<int>() == 0) ||
+              (pkts.is_string() && pkts.get<std::string>().find('0') == 0))
+      << pkts.dump();
+}
+
+// The allow-list holds for rdma_cm's connect requests too: h2 is admitted
+// over TCP from 198.18.0.2, but its request from a second address is not.
+TEST(AuthLab, AllowListHoldsForRdmaCmConnectRequests) {
+  const auto r = run_lab({
+      "--serve-args",
+      "--allow 198.18.0.2",
+      "--setup",
+      "h2:ip addr add 198.18.0.12/24 dev eth0",
+      "--run",
+      "h2:rdmacheck ping h1 --cm --src 198.18.0.12 -c 1 --no-ladder --json",
+      "--run",
+      "h2:rdmacheck ping h1 --cm -c 1 --no-ladder --json",
+      "--run",
+      "h2:cat /run/lab/h1/serve.log",
+  });
+  ASSERT_EQ(r.exit, 2) << r.console;
+  const auto& other = run_output(r, "h2", 0);
+  ASSERT_TRUE(other.is_object()) << r.console;
+  EXPECT_EQ(finding_ids(other["findings"]), std::vector<std::string>{"cm-rejected"});
+  EXPECT_EQ(run_output(r, "h2", 1)["ok"], true) << r.console;
+  const std::string log = run_output(r, "h2", 2).get<std::string>();
+  EXPECT_NE(log.find("refused rdma_cm connect request from 198.18.0.12: not in --allow"),
+            std::string::npos)
+      << log;
+}
+
+}  // namespace
+}  // namespace rdmacheck::labtest
