@@ -149,7 +149,8 @@ std::vector<perf::Spec> perf_plan(const CheckOptions& o) {
       s.iterations = 0;
       s.duration_s = 2;
       s.warmup_s = 0.5;
-    } else {  // 200 round trips a size, one at a time
+      s.cpu_util = true;  // next to the TCP reference's CPU: what RDMA saves
+    } else {              // 200 round trips a size, one at a time
       s.sizes = o.full ? perf::all_sizes(4096) : std::vector<uint32_t>{64};
       s.iterations = 200;
       s.tx_depth = 1;
@@ -361,6 +362,15 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
       }
       break;
     }
+  }
+  // TCP between the same addresses, next to RDMA's figures: the path's own
+  // rate and round trip, and what each side's CPU pays for them.
+  if (!expired("the TCP reference")) {
+    perf::TcpBaselineOptions tb;
+    tb.target = o.target;
+    tb.seconds = lossy ? 1 : 2;
+    tb.timeout = std::min(milliseconds(15000), milliseconds(std::max(ms_left(end), 1)));
+    r.tcp_baseline = perf::run_tcp_baseline(tb);
   }
   for (auto& f : deferred) {
     if (f.layer == Layer::kPerformance) merge(layer(r, Layer::kPerformance), f);

@@ -18,6 +18,7 @@
 #include "doctor/doctor.h"
 #include "findings/finding.h"
 #include "perf/client.h"
+#include "perf/tcp_baseline.h"
 #include "proto/messages.h"
 
 namespace rdmacheck::check {
@@ -66,6 +67,7 @@ struct CheckReport {
   std::vector<conn::PingReport> pings;            // RC (+ladder), UD, rdma_cm
   std::optional<conn::TcpProbeReport> tcp_probe;  // TCP echoes between the same addresses
   std::vector<perf::PerfReport> perf;
+  std::optional<perf::TcpBaseline> tcp_baseline;  // layer 3: TCP stream and echoes, same addresses
   std::string expired_in;  // the step that was running when the deadline passed
   double elapsed_ms = 0;
 };

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "conn/ping_print.h"
+#include "perf/cpu_time.h"
 #include "perf/report.h"
 
 namespace rdmacheck::check {
@@ -58,14 +59,22 @@ std::string ping_line(const conn::PingReport& p) {
   return out;
 }
 
+// ", CPU 100 % of a core here, 3 % on the server" when the test measured it.
+std::string cpu_text(const perf::PerfReport& p) {
+  if (!p.local_cpu || !p.peer_cpu) return "";
+  return fmt::format(", CPU {:.0f} % of a core here, {:.0f} % on the server",
+                     perf::cpu_percent(p.local_cpu->cpu_s, p.local_cpu->wall_s),
+                     perf::cpu_percent(p.peer_cpu->cpu_s, p.peer_cpu->wall_s));
+}
+
 std::string perf_line(const perf::PerfReport& p) {
   const auto& s = p.options.spec;
   const std::string what = fmt::format("{} {}", name_of(s.op), name_of(s.kind));
   if (!p.ok) return fmt::format("  {}: FAILED at {}: {}\n", what, name_of(p.failed), p.error);
   std::string out;
   for (const auto& b : p.bw) {
-    out += fmt::format("  {} {} B: {:.3f} Gb/s average, {:.3f} Gb/s peak, {:.3f} Mpps\n", what,
-                       b.size, b.avg_gbps, b.peak_gbps, b.mpps);
+    out += fmt::format("  {} {} B: {:.3f} Gb/s average, {:.3f} Gb/s peak, {:.3f} Mpps{}\n", what,
+                       b.size, b.avg_gbps, b.peak_gbps, b.mpps, cpu_text(p));
   }
   for (const auto& l : p.lat) {
     out += fmt::format("  {} {} B: {} min/median/p99/max {:.2f}/{:.2f}/{:.2f}/{:.2f} us\n", what,
@@ -103,21 +112,23 @@ nlohmann::json to_json(const CheckReport& r) {
   for (const auto& p : r.perf) perfs.push_back(perf::to_json(p));
   nlohmann::json top = nlohmann::json::array();
   for (const auto& f : top_findings(r, 5)) top.push_back(rdmacheck::to_json(f));
-  return {{"command", "check"},
-          {"host", r.options.target.host},
-          {"port", r.options.target.tcp_port},
-          {"exit", exit_status(r)},
-          {"layers", layers},
-          {"top_findings", top},
-          {"local", r.local ? proto::to_json(*r.local) : nlohmann::json(nullptr)},
-          {"peer", r.peer ? proto::to_json(*r.peer) : nlohmann::json(nullptr)},
-          {"local_doctor", r.local_doctor},
-          {"peer_doctor", r.peer_doctor},
-          {"pings", pings},
-          {"tcp_probe", r.tcp_probe ? conn::to_json(*r.tcp_probe) : nlohmann::json(nullptr)},
-          {"perf", perfs},
-          {"expired_in", r.expired_in},
-          {"elapsed_ms", r.elapsed_ms}};
+  return {
+      {"command", "check"},
+      {"host", r.options.target.host},
+      {"port", r.options.target.tcp_port},
+      {"exit", exit_status(r)},
+      {"layers", layers},
+      {"top_findings", top},
+      {"local", r.local ? proto::to_json(*r.local) : nlohmann::json(nullptr)},
+      {"peer", r.peer ? proto::to_json(*r.peer) : nlohmann::json(nullptr)},
+      {"local_doctor", r.local_doctor},
+      {"peer_doctor", r.peer_doctor},
+      {"pings", pings},
+      {"tcp_probe", r.tcp_probe ? conn::to_json(*r.tcp_probe) : nlohmann::json(nullptr)},
+      {"perf", perfs},
+      {"tcp_baseline", r.tcp_baseline ? perf::to_json(*r.tcp_baseline) : nlohmann::json(nullptr)},
+      {"expired_in", r.expired_in},
+      {"elapsed_ms", r.elapsed_ms}};
 }
 
 std::string format_text(const CheckReport& r, const TextStyle& style) {
@@ -140,6 +151,7 @@ std::string format_text(const CheckReport& r, const TextStyle& style) {
     }
     if (i == 2) {
       for (const auto& p : r.perf) out += perf_line(p);
+      if (r.tcp_baseline) out += "  " + perf::describe(*r.tcp_baseline) + "\n";
       if (!r.perf.empty()) out += loss_context(r);
     }
     for (const auto& f : l.findings) {

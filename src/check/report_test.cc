@@ -106,6 +106,18 @@ CheckReport full_report() {
   r.peer = facts("h1");
   r.pings = {good_ping(), failed_ping()};
   r.perf = {bw_run(), failed_lat_run()};
+  perf::TcpBaseline tcp;
+  tcp.ok = true;
+  tcp.bytes = 250000000;
+  tcp.seconds = 2;
+  tcp.gbps = 1;
+  tcp.client_cpu_s = tcp.client_wall_s = 2;
+  tcp.server_cpu_s = 1;
+  tcp.server_wall_s = 2;
+  tcp.echoes = 200;
+  tcp.half_rtt_min_us = 40;
+  tcp.half_rtt_median_us = 55;
+  r.tcp_baseline = tcp;
   r.expired_in = "write lat";
   r.elapsed_ms = 6300;
   return r;
@@ -113,6 +125,11 @@ CheckReport full_report() {
 
 TEST(CheckSchema, AFullReportConforms) {
   const auto doc = to_json(full_report());
+  EXPECT_EQ(doc["tcp_baseline"]["server_cpu_percent"], 50);
+  EXPECT_NE(format_text(full_report())
+                .find("TCP stream 2.0 s: 1.000 Gb/s, CPU 100 % of a core here (sender), 50 % on "
+                      "the server (receiver); TCP 1 B echoes: half RTT min/median 40.00/55.00 us"),
+            std::string::npos);
   ASSERT_FALSE(doc["local_doctor"]["checks"].empty());
   EXPECT_EQ(perf::schema_violations(check_schema(), doc), std::vector<std::string>{});
 }
@@ -123,6 +140,7 @@ TEST(CheckSchema, AReportCutShortConforms) {
   r.local = r.peer = std::nullopt;
   r.pings.clear();
   r.perf.clear();
+  r.tcp_baseline.reset();
   r.peer_doctor = nullptr;
   r.layers[1] = LayerReport{Layer::kConnection, LayerStatus::kNotRun, "the device layer failed"};
   r.layers[2] = LayerReport{Layer::kPerformance, LayerStatus::kNotRun, "the device layer failed"};

@@ -25,6 +25,7 @@
 #include "perf/counters.h"
 #include "perf/responder.h"
 #include "perf/spec.h"
+#include "perf/tcp_baseline.h"
 #include "proto/auth.h"
 #include "serve/cm_acceptor.h"
 
@@ -348,6 +349,10 @@ SessionEnd session(int id, const Fd& sock, const std::string& peer, const Server
     out.test = "tcp echo";
     out.outcome = conn::answer_tcp_echo(sock, *frame, end);
     out.ok = out.outcome.rfind("echoed ", 0) == 0;
+  } else if (proto::message_type(*frame) == "tcp-stream") {  // check's TCP bandwidth reference
+    out.test = "tcp stream";
+    out.outcome = perf::answer_tcp_stream(sock, *frame, end);
+    out.ok = out.outcome.rfind("streamed ", 0) == 0;
   } else if (auto hello = proto::parse_hello(*frame); !hello) {
     out.outcome = hello.error().message();
     (void)send_frame(sock, proto::error_message(out.outcome), deadline_in(std::chrono::seconds(1)));

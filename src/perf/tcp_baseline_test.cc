@@ -1,0 +1,90 @@
+#include "perf/tcp_baseline.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "conn/tcp_probe.h"
+#include "net/tcp.h"
+#include "proto/auth.h"
+
+namespace rdmacheck::perf {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The server's side as the session dispatch runs it, for two connections:
+// the echo session, then the stream.
+std::string serve(const Fd& listener) {
+  std::string outcome;
+  for (int i = 0; i < 2; ++i) {
+    std::string peer;
+    auto conn = tcp_accept(listener, deadline_in(10s), &peer);
+    if (!conn) return "accept: " + conn.error().message();
+    if (auto g = proto::greet_client(*conn, {}, deadline_in(5s)); !g) return "greeting failed";
+    auto first = recv_frame(*conn, deadline_in(5s));
+    if (!first) return "first frame: " + first.error().message();
+    outcome = first->value("type", "") == "tcp-echo"
+                  ? conn::answer_tcp_echo(*conn, *first, deadline_in(10s))
+                  : answer_tcp_stream(*conn, *first, deadline_in(10s));
+  }
+  return outcome;
+}
+
+// Loopback: every byte the client sent is counted by the server, with both
+// sides' CPU time; the echoes give a half round trip.
+TEST(TcpBaseline, StreamAndEchoesOverLoopback) {
+  auto listener = tcp_listen("127.0.0.1", 0);
+  ASSERT_TRUE(listener.ok()) << listener.error().message();
+  std::string outcome;
+  std::thread server([&] { outcome = serve(*listener); });
+  TcpBaselineOptions o;
+  o.target.host = "127.0.0.1";
+  o.target.tcp_port = local_port(*listener);
+  o.seconds = 0.2;
+  o.round_trips = 10;
+  const TcpBaseline b = run_tcp_baseline(o);
+  server.join();
+  ASSERT_TRUE(b.ok) << b.error << " / server: " << outcome;
+  EXPECT_GT(b.bytes, 0u);
+  EXPECT_GT(b.gbps, 0);
+  EXPECT_GT(b.seconds, 0);
+  EXPECT_LE(b.seconds, 0.2 + 5);
+  EXPECT_GT(b.client_cpu_s, 0);
+  EXPECT_EQ(b.echoes, 10);
+  EXPECT_LE(b.half_rtt_min_us, b.half_rtt_median_us);
+  EXPECT_EQ(outcome.rfind("streamed " + std::to_string(b.bytes) + " bytes", 0), 0u) << outcome;
+  EXPECT_NE(describe(b).find("TCP stream"), std::string::npos);
+  EXPECT_EQ(to_json(b)["bytes"], b.bytes);
+}
+
+// A request for more streaming than a server allows is refused, and the
+// client says why instead of waiting.
+TEST(TcpBaseline, TheServerBoundsTheStream) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  const Fd a(sv[0]);
+  const Fd b(sv[1]);
+  EXPECT_EQ(answer_tcp_stream(a, {{"type", "tcp-stream"}, {"seconds", 3600}}, deadline_in(2s)),
+            "bad tcp-stream request");
+  auto reply = recv_frame(b, deadline_in(2s));
+  ASSERT_TRUE(reply.ok());
+  EXPECT_EQ((*reply)["type"], "error");
+}
+
+// No server: the baseline fails at once, with the reason.
+TEST(TcpBaseline, NoServerSaysWhy) {
+  auto listener = tcp_listen("127.0.0.1", 0);
+  ASSERT_TRUE(listener.ok());
+  TcpBaselineOptions o;
+  o.target.host = "127.0.0.1";
+  o.target.tcp_port = local_port(*listener);
+  listener = Fd();
+  o.timeout = 3s;
+  const TcpBaseline b = run_tcp_baseline(o);
+  EXPECT_FALSE(b.ok);
+  EXPECT_NE(b.error.find("TCP echoes"), std::string::npos) << b.error;
+}
+
+}  // namespace
+}  // namespace rdmacheck::perf
