@@ -74,7 +74,7 @@ Runner attach_ping(CLI::App& app) {
     if (app.count("--ack-timeout") > 0) p.ack_timeout = static_cast<uint8_t>(o->ack_timeout);
     p.timing.retry_cnt = static_cast<uint8_t>(o->retry);
     const conn::PingReport r = conn::run_ping(p);
-    print(r, o->out);
+    if (!print(r, o->out)) return 2;
     return conn::exit_status(r);
   };
 }
