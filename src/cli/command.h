@@ -31,6 +31,10 @@ Runner attach_bw(CLI::App& app);
 Runner attach_lat(CLI::App& app);
 Runner attach_lab(CLI::App& app);
 
+// A bad command line found after parsing (options that contradict each
+// other): one line on stderr naming the subcommand's --help. Returns 2.
+int usage_error(const CLI::App& app, const std::string& why);
+
 // Set by SIGINT/SIGTERM; long-running commands poll it.
 const std::atomic<bool>& stop_requested();
 void install_signal_handlers();

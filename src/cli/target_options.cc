@@ -28,6 +28,12 @@ void add_target_options(CLI::App& app, conn::Target& t, TargetFlags f) {
       ->check(CLI::Range(0, 255));
   app.add_option("-S,--sl", t.sl, "service level of both hosts' QPs, as perftest's -S")
       ->check(CLI::Range(0, 15));
+  if (f.path_mtu) {
+    app.add_option("-m,--mtu", t.path_mtu,
+                   "path MTU of both QPs in bytes (256, 512, 1024, 2048, 4096), as perftest's -m; "
+                   "the ports' active MTU caps it (a warning says so)")
+        ->check(CLI::IsMember({256, 512, 1024, 2048, 4096}));
+  }
   if (f.src) {
     app.add_option("--src", t.src, "with --cm: the local address to resolve from (several NICs)");
   }

@@ -29,6 +29,9 @@ struct Target {
   // -T / -S: the priority the test's packets carry; the server's QP uses the same.
   int traffic_class = 0;  // 0..255 (int, not uint8_t: CLI11 would read "-T 3" as the character '3')
   int sl = 0;             // 0..15
+  // -m: the largest path MTU both QPs may use, in bytes (256..4096); 0 = the
+  // smaller of the two ports' active MTUs, which also caps it.
+  int path_mtu = 0;
 };
 
 }  // namespace rdmacheck::conn

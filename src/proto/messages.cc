@@ -340,6 +340,9 @@ json to_json(const Hello& m) {
                {"cm", m.test.cm},
                {"traffic_class", m.test.traffic_class},
                {"sl", m.test.sl}};
+  // Sent only when asked for, so a server from before -m/-u still reads the hello.
+  if (m.test.path_mtu != 0) test["path_mtu"] = m.test.path_mtu;
+  if (m.test.ack_timeout != 0) test["ack_timeout"] = m.test.ack_timeout;
   if (m.test.perf) {
     const PerfParams& p = *m.test.perf;
     test["perf"] = {{"sizes", p.sizes},
@@ -435,6 +438,8 @@ Result<Hello> parse_hello(const json& j) {
       m.test.traffic_class = tr.integer<uint8_t>("traffic_class", 0, 255);
     }
     if (t->contains("sl")) m.test.sl = tr.integer<uint8_t>("sl", 0, 15);
+    if (t->contains("path_mtu")) m.test.path_mtu = tr.integer<uint16_t>("path_mtu", 256, 4096);
+    if (t->contains("ack_timeout")) m.test.ack_timeout = tr.integer<uint8_t>("ack_timeout", 1, 31);
     const auto cm = t->find("cm");
     m.test.cm = cm != t->end() && cm->is_boolean() && cm->get<bool>();
     const bool perf = m.test.kind != TestKind::kPing;
