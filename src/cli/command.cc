@@ -30,6 +30,8 @@ constexpr Command kCommands[] = {
     {"lat", "measure latency to a server (ping-pong or round trips), percentiles and a verdict",
      attach_lat},
     {"lab", "boot a real two-host Soft-RoCE network in QEMU and run rdmacheck on it", attach_lab},
+    {"completion", "print the bash completion script (the build installs it)", attach_completion,
+     true},
 };
 
 extern "C" void on_signal(int /*sig*/) { g_stop.store(true); }
