@@ -333,6 +333,7 @@ proto::HostFacts local_facts(const Endpoint& ep) {
   f.rate_gbps = port_rate_gbps(ep.port_attr);
   f.netdev = ep.netdev;
   f.traffic_class = ep.traffic_class;
+  f.path_mtu = ep.path_mtu;
   f.sl = ep.sl;
   f.choice = ep.choice;
   if (!ep.netdev.empty()) {

@@ -195,6 +195,7 @@ HostFacts read_facts(Fields& parent, const json* j) {
   // Added after protocol version 1 shipped: absent means 0.
   if (j->contains("traffic_class")) f.traffic_class = r.integer<int>("traffic_class", 0, 255);
   if (j->contains("sl")) f.sl = r.integer<int>("sl", 0, 15);
+  if (j->contains("path_mtu")) f.path_mtu = r.integer<int>("path_mtu", 0, 4096);
   if (j->contains("choice")) f.choice = r.text("choice");
   parent.merge(r.error());
   return f;
@@ -318,6 +319,7 @@ json to_json(const HostFacts& f) {
           {"netdev", f.netdev},
           {"traffic_class", f.traffic_class},
           {"sl", f.sl},
+          {"path_mtu", f.path_mtu},
           {"choice", f.choice}};
 }
 

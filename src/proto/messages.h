@@ -38,6 +38,7 @@ struct HostFacts {
   // reports it after RTR (what was asked for before that).
   int traffic_class = 0;
   int sl = 0;
+  int path_mtu = 0;    // bytes: the QP's as the device reports it after RTR (-m), 0 before or UD
   std::string choice;  // which device and port, and why ("rxe1 port 1: its GID table carries ...")
 };
 
