@@ -35,12 +35,9 @@ Runner attach_check(CLI::App& app) {
       "write/send\n"
       "latency, counters, verdict). Stops at the first failed layer.\n"
       "Exit status: 0 all PASS, 1 warnings, 2 a layer failed or the --timeout passed.");
-  return [o]() {
+  return [o, &app]() {
     check::CheckOptions c = o->c;
-    if (c.quick && c.full) {
-      std::fprintf(stderr, "rdmacheck: error: --quick and --full contradict each other\n");
-      return 2;
-    }
+    if (c.quick && c.full) return usage_error(app, "--quick and --full contradict each other");
     c.timeout = std::chrono::seconds(o->timeout_s);
     const auto r = check::run_check(c, stop_requested());
     const bool printed = print(r, o->out);
