@@ -14,7 +14,9 @@ int run(int argc, char** argv) {
   CLI::App app{
       "rdmacheck: find out whether an RDMA link works, layer by layer (device, connection, "
       "performance), and why not.\n"};
-  app.set_version_flag("--version", rdmacheck::kVersionString);
+  // "rdmacheck 0.1.0": the program's name first, as help2man and packagers expect.
+  const std::string version = std::string("rdmacheck ") + rdmacheck::kVersionString;
+  app.set_version_flag("--version", version);
   app.require_subcommand(1);
   app.footer(
       "Run 'rdmacheck COMMAND --help' for a command's options.\n"
@@ -22,7 +24,8 @@ int run(int argc, char** argv) {
   std::map<std::string, Runner> runners;
   for (const auto& c : rdmacheck::cli::commands()) {
     CLI::App* sub = app.add_subcommand(c.name, c.summary);
-    sub->set_version_flag("-V,--version", rdmacheck::kVersionString);  // as perftest's -V
+    if (c.hidden) sub->group("");
+    sub->set_version_flag("-V,--version", version);  // as perftest's -V
     runners[c.name] = c.attach(*sub);
   }
   if (argc > 1 && argv[1][0] != '-' && runners.count(argv[1]) == 0) {

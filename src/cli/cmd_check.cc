@@ -27,29 +27,27 @@ Runner attach_check(CLI::App& app) {
       ->default_val(180);
   add_output_flags(app, o->out, "print the report as JSON", /*has_color=*/true);
   app.add_option("--html", o->html,
-                 "also write a self-contained HTML report (charts, timelines, counters) to FILE");
+                 "also write a self-contained HTML report (charts, timelines, counters) to FILE")
+      ->check(file_in_writable_dir());
   app.footer(
       "Layer 1 device (both hosts' doctor and a comparison), layer 2 connection (RC, UD and\n"
       "optionally rdma_cm pings, size ladder), layer 3 performance (write/read bandwidth, "
       "write/send\n"
       "latency, counters, verdict). Stops at the first failed layer.\n"
       "Exit status: 0 all PASS, 1 warnings, 2 a layer failed or the --timeout passed.");
-  return [o]() {
+  return [o, &app]() {
     check::CheckOptions c = o->c;
-    if (c.quick && c.full) {
-      std::fprintf(stderr, "rdmacheck: error: --quick and --full contradict each other\n");
-      return 2;
-    }
+    if (c.quick && c.full) return usage_error(app, "--quick and --full contradict each other");
     c.timeout = std::chrono::seconds(o->timeout_s);
     const auto r = check::run_check(c, stop_requested());
-    print(r, o->out);
+    const bool printed = print(r, o->out);
     if (!o->html.empty()) {
       if (auto s = check::write_html(o->html, check::to_json(r)); !s) {
         std::fprintf(stderr, "rdmacheck: error: --html: %s\n", s.error().message().c_str());
         return 2;
       }
     }
-    return check::exit_status(r);
+    return printed ? check::exit_status(r) : 2;
   };
 }
 

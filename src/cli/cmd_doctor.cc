@@ -35,7 +35,7 @@ int capture(const std::string& dir, const OutputFlags& out) {
     std::fprintf(stderr, "rdmacheck: error: capture: %s\n", st.error().message().c_str());
     return 2;
   }
-  print(report, out);
+  if (!print(report, out)) return 2;
   std::fprintf(stderr,
                "captured %d files and %zu source answers into %s (replay: rdmacheck doctor "
                "--root %s)\n",
@@ -72,7 +72,7 @@ Runner attach_doctor(CLI::App& app) {
     const FsRoot fs = FsRoot::from_option(o->root);
     auto src = doctor::sources_for(fs);
     const auto report = doctor::run_doctor(fs, *src);
-    print(report, o->out);
+    if (!print(report, o->out)) return 2;
     return report.exit_status();
   };
 }

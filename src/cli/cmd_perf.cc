@@ -1,6 +1,6 @@
 // `rdmacheck bw HOST` and `rdmacheck lat HOST`: perftest's flags where they
-// mean the same thing (-d -i -x -s -n -a -D -q -b -c -t -I -l -Q -R), declared once
-// for both commands.
+// mean the same thing (-d -i -x -s -n -a -D -q -b -c -t -I -l -Q -R -T -S -m -u
+// --run_infinitely --output --out_json_file), declared once for both commands.
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +8,9 @@
 #include <cstdio>
 #include <memory>
 #include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/print.h"
@@ -27,137 +30,178 @@ struct PerfOpts {
   uint64_t iterations = 0;
   bool report_gbits = false;
   bool cpu_freq = false;
+  bool out_json = false;
+  std::string output;  // --output: one figure only
+  int ack_timeout = 0;
   OutputFlags out;
   double timeout_s = 120;
   uint32_t cq_mod = 0;  // 0: chosen from the tx depth
 };
 
-Runner attach_perf(CLI::App& app, perf::Kind kind) {
-  auto o = std::make_shared<PerfOpts>();
-  o->p.spec.kind = kind;
-  const bool bw = kind == perf::Kind::kBw;
-  add_target_options(app, o->p.target, TargetFlags{.short_ib_port = true, .src = true});
-  app.add_option("--op", o->op,
+// The options of both commands; bw's posting knobs only where they mean something.
+void declare(CLI::App& app, PerfOpts& o, bool bw) {
+  add_target_options(app, o.p.target,
+                     TargetFlags{.short_ib_port = true, .src = true, .path_mtu = true});
+  app.add_option("--op", o.op,
                  "write | read | send | atomic_fadd | atomic_cswap" +
                      std::string(bw ? " | write_imm" : "") + " (default: write)")
       ->default_val("write");
-  app.add_option("-c,--connection", o->transport,
+  app.add_option("-c,--connection", o.transport,
                  "transport: RC, UC (send/write/write_imm) or UD (send only)")
       ->default_val("RC");
-  app.add_option("-s,--size", o->sizes,
+  app.add_option("-s,--size", o.sizes,
                  "message size(s), comma-separated; units as typed: 4k, 1M, 64KiB (all 1024-based)")
       ->delimiter(',')
       ->transform(CLI::AsSizeValue(false))
       ->check(CLI::Range(1u, proto::kMaxMessageSize));
-  app.add_flag("-a,--all", o->all, "every power of two from 2 B to 8 MiB");
+  app.add_flag("-a,--all", o.all, "every power of two from 2 B to 8 MiB (not with -s)");
   app.add_option(
-         "-n,--iters", o->iterations,
+         "-n,--iters", o.iterations,
          bw ? "messages per size and QP (default 5000)" : "round trips per size (default 1000)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  app.add_option("-D,--duration", o.p.spec.duration_s,
+                 "seconds per size instead of -n (with --run_infinitely: seconds per live line, "
+                 "default 5)")
+      ->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--warmup", o.p.spec.warmup_s,
+                 "with -D: seconds not counted at the start (perftest's margin)")
+      ->check(CLI::Range(0.0, 60.0));
+  app.add_flag("--run_infinitely,--run-infinitely", o.p.spec.run_infinitely,
+               "bw: run one size until Ctrl-C, a line with the last interval's rate every -D "
+               "seconds on stdout, then the report of the whole run");
+  app.add_option("-u,--qp-timeout,--qp_timeout", o.ack_timeout,
+                 "RC ACK timeout exponent of both QPs: 4.096 us * 2^N per try, as perftest's -u "
+                 "(default: derived from the round trip, at least 16)")
+      ->check(CLI::Range(1, 31));
   if (bw) {
-    app.add_option("-D,--duration", o->p.spec.duration_s, "seconds per size instead of -n")
-        ->check(CLI::Range(0.1, 3600.0));
-    app.add_option("--warmup", o->p.spec.warmup_s, "with -D: seconds not counted at the start")
-        ->check(CLI::Range(0.0, 60.0));
-    app.add_option("-q,--qp", o->p.spec.qps, "queue pairs, one session each")
+    app.add_option("-q,--qp", o.p.spec.qps, "queue pairs, one session each")
         ->check(CLI::Range(1u, 16u))
         ->default_val(1);
-    app.add_option("-t,--tx-depth", o->p.spec.tx_depth, "outstanding work requests per QP")
+    app.add_option("-t,--tx-depth", o.p.spec.tx_depth, "outstanding work requests per QP")
         ->check(CLI::Range(1u, proto::kMaxDepth))
         ->default_val(128);
-    app.add_option("-r,--rx-depth", o->p.spec.rx_depth, "receives the server keeps posted")
+    app.add_option("-r,--rx-depth", o.p.spec.rx_depth, "receives the server keeps posted")
         ->check(CLI::Range(1u, proto::kMaxDepth))
         ->default_val(512);
-    app.add_option("-l,--post-list", o->p.spec.post_list, "work requests per ibv_post_send")
+    app.add_option("-l,--post-list", o.p.spec.post_list, "work requests per ibv_post_send")
         ->check(CLI::Range(1u, proto::kMaxDepth))
         ->default_val(1);
-    app.add_option("-Q,--cq-mod", o->cq_mod,
+    app.add_option("-Q,--cq-mod", o.cq_mod,
                    "signal every Nth work request (default: the largest of 64, 32, ... 1 that "
                    "divides -t; perftest signals every 100th)")
         ->check(CLI::Range(1u, proto::kMaxDepth));
-    app.add_flag("-b,--bidirectional", o->p.spec.bidir,
+    app.add_flag("-b,--bidirectional", o.p.spec.bidir,
                  "both hosts send at once (the server runs the same test back); figures are the "
                  "sum of both directions, as perftest's -b");
-    app.add_flag("--report-gbits,--report_gbits", o->report_gbits,
+    app.add_flag("--report-gbits,--report_gbits", o.report_gbits,
                  "accepted for perftest compatibility: Gb/s and MiB/s are always both printed");
   } else {
-    app.add_flag("-H,--histogram", o->p.spec.histogram, "print a log2 histogram of the latencies");
+    app.add_flag("-H,--histogram", o.p.spec.histogram, "print a log2 histogram of the latencies");
   }
-  app.add_option("-I,--inline-size", o->p.spec.inline_size, "post messages up to N bytes inline")
+  app.add_option("-I,--inline-size", o.p.spec.inline_size, "post messages up to N bytes inline")
       ->check(CLI::Range(0u, 1024u))
       ->default_val(bw ? 0 : 64);
-  app.add_flag("--validate", o->p.spec.validate,
+  app.add_flag("--validate", o.p.spec.validate,
                "fill every message with a per-size pattern and check, on both hosts, that what "
                "landed is exactly what was sent (costs a barrier per size)");
-  app.add_flag("--cpu-util,--cpu_util", o->p.spec.cpu_util,
+  app.add_flag("--cpu-util,--cpu_util", o.p.spec.cpu_util,
                "report the CPU time both sides' measuring threads used (busy polling is ~100 %)");
-  app.add_flag("-R,--cm", o->p.cm,
+  app.add_flag("-R,--cm", o.p.cm,
                "connect the RC queue pairs through librdmacm (address, route, connect), as "
                "perftest's -R and rping do");
-  app.add_option("--cpu", o->p.cpu, "pin to this core (default: one on the device's NUMA node)")
+  app.add_option("--cpu", o.p.cpu, "pin to this core (default: one on the device's NUMA node)")
       ->check(CLI::Range(0, 4095));
-  app.add_option("--timeout", o->timeout_s, "seconds the whole command may take")
-      ->check(CLI::Range(1.0, 86400.0))
-      ->default_val(120);
-  app.add_flag("-F,--CPU-freq", o->cpu_freq,
+  app.add_option("--timeout", o.timeout_s,
+                 "seconds the whole command may take (default 120; a day with --run_infinitely)")
+      ->check(CLI::Range(1.0, 86400.0));
+  app.add_flag("-F,--CPU-freq", o.cpu_freq,
                "accepted for perftest compatibility and ignored: perftest's flag silences its "
                "CPU-frequency warning; here 'rdmacheck doctor' reports the governor");
-  add_output_flags(app, o->out, "print the report as JSON");
-  app.footer("Exit status: 0 measured, 1 measured with warnings, 2 failed or bad options.");
-  return [o, bw]() {
+  app.add_option(
+         "--output", o.output,
+         "print only this figure, one number per size, for scripts: " +
+             std::string(bw ? "bandwidth (Gb/s) | message_rate (Mpps)" : "latency (median, us)"))
+      ->check(CLI::IsMember(bw ? std::vector<std::string>{"bandwidth", "message_rate"}
+                               : std::vector<std::string>{"latency"}));
+  add_output_flags(app, o.out, "print the report as JSON");
+  app.add_flag("--out_json,--out-json", o.out_json,
+               "accepted for perftest compatibility: --out_json_file FILE writes the JSON file");
+  app.footer(
+      "Exit status: 0 measured, 1 measured with warnings, 2 failed or bad options.\n"
+      "perftest's flags, their meaning here and the few differences: see the README.");
+}
+
+// The spec the options describe, or the one-line reason they contradict each other.
+std::optional<std::string> resolve(const PerfOpts& o, const CLI::App& app, perf::PerfOptions& p) {
+  const bool bw = p.spec.kind == perf::Kind::kBw;
+  auto op = parse_enum<perf::Op>(o.op);
+  std::string t = o.transport;
+  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+  const auto transport = parse_enum<proto::Transport>(t);
+  if (!op) return "unknown --op '" + o.op + "'";
+  if (!transport) return "unknown transport '" + o.transport + "' (RC, UC or UD)";
+  if (o.all && !o.sizes.empty()) return "give -a or -s, not both";
+  if (o.out_json && o.out.json_file.empty()) {
+    return "--out_json writes a file here: add --out_json_file FILE (or --json for stdout)";
+  }
+  if (!o.output.empty() && o.out.json) return "give --output or --json, not both";
+  p.spec.op = *op;
+  p.spec.transport = *transport;
+  // Fewer completions to reap per message is how perftest reaches line rate.
+  if (bw) p.spec.cq_mod = o.cq_mod != 0 ? o.cq_mod : std::gcd(p.spec.tx_depth, 64u);
+  if (o.all) {
+    p.spec.sizes =
+        perf::is_atomic(*op) ? std::vector<uint32_t>{perf::kAtomicSize} : perf::all_sizes();
+  } else if (!o.sizes.empty()) {
+    p.spec.sizes = o.sizes;
+    std::sort(p.spec.sizes.begin(), p.spec.sizes.end());
+    p.spec.sizes.erase(std::unique(p.spec.sizes.begin(), p.spec.sizes.end()), p.spec.sizes.end());
+  } else {
+    p.spec.sizes = {perf::is_atomic(*op) ? perf::kAtomicSize : (bw ? 65536u : 2u)};
+  }
+  // perftest's --run_infinitely reports every -D seconds (5 by default).
+  if (p.spec.run_infinitely && p.spec.duration_s <= 0) p.spec.duration_s = 5;
+  if (p.spec.duration_s > 0) {
+    if (o.iterations != 0) return "give -n or -D, not both";
+    p.spec.iterations = 0;
+  } else {
+    p.spec.iterations = o.iterations != 0 ? o.iterations : (bw ? 5000 : 1000);
+  }
+  if (auto why = perf::validate(p.spec)) return why;
+  if (!p.target.src.empty() && !p.cm) {
+    return "--src chooses the address rdma_cm resolves from; add --cm";
+  }
+  if (p.cm && *transport != proto::Transport::kRc) {
+    return "--cm connects RC queue pairs: drop -c UC/UD";
+  }
+  if (p.cm && p.target.path_mtu != 0) {
+    return "-m sets the MTU of QPs connected over TCP; rdma_cm takes the route's: drop --cm";
+  }
+  if (o.ack_timeout != 0) p.ack_timeout = static_cast<uint8_t>(o.ack_timeout);
+  const bool forever = p.spec.run_infinitely && app.count("--timeout") == 0;
+  p.timeout =
+      std::chrono::milliseconds(static_cast<int64_t>((forever ? 86400 : o.timeout_s) * 1000));
+  return std::nullopt;
+}
+
+Runner attach_perf(CLI::App& app, perf::Kind kind) {
+  auto o = std::make_shared<PerfOpts>();
+  o->p.spec.kind = kind;
+  declare(app, *o, kind == perf::Kind::kBw);
+  return [o, &app]() {
     perf::PerfOptions p = o->p;
-    auto op = parse_enum<perf::Op>(o->op);
-    std::string t = o->transport;
-    std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
-    const auto transport = parse_enum<proto::Transport>(t);
-    if (!op) {
-      std::fprintf(stderr, "rdmacheck: error: unknown --op '%s'\n", o->op.c_str());
-      return 2;
-    }
-    if (!transport) {
-      std::fprintf(stderr, "rdmacheck: error: unknown transport '%s' (RC, UC or UD)\n",
-                   o->transport.c_str());
-      return 2;
-    }
-    p.spec.op = *op;
-    p.spec.transport = *transport;
-    // Fewer completions to reap per message is how perftest reaches line rate.
-    if (bw) p.spec.cq_mod = o->cq_mod != 0 ? o->cq_mod : std::gcd(p.spec.tx_depth, 64u);
-    if (o->all) {
-      p.spec.sizes =
-          perf::is_atomic(*op) ? std::vector<uint32_t>{perf::kAtomicSize} : perf::all_sizes();
-    } else if (!o->sizes.empty()) {
-      p.spec.sizes = o->sizes;
-      std::sort(p.spec.sizes.begin(), p.spec.sizes.end());
-      p.spec.sizes.erase(std::unique(p.spec.sizes.begin(), p.spec.sizes.end()), p.spec.sizes.end());
-    } else {
-      p.spec.sizes = {perf::is_atomic(*op) ? perf::kAtomicSize : (bw ? 65536u : 2u)};
-    }
-    if (p.spec.duration_s > 0) {
-      if (o->iterations != 0) {
-        std::fprintf(stderr, "rdmacheck: error: give -n or -D, not both\n");
-        return 2;
-      }
-      p.spec.iterations = 0;
-    } else {
-      p.spec.iterations = o->iterations != 0 ? o->iterations : (bw ? 5000 : 1000);
-    }
-    if (auto why = perf::validate(p.spec)) {
-      std::fprintf(stderr, "rdmacheck: error: %s\n", why->c_str());
-      return 2;
-    }
-    if (!p.target.src.empty() && !p.cm) {
-      std::fprintf(stderr,
-                   "rdmacheck: error: --src chooses the address rdma_cm resolves from; add --cm\n");
-      return 2;
-    }
-    if (p.cm && *transport != proto::Transport::kRc) {
-      std::fprintf(stderr, "rdmacheck: error: --cm connects RC queue pairs: drop -c UC/UD\n");
-      return 2;
-    }
-    p.timeout = std::chrono::milliseconds(static_cast<int64_t>(o->timeout_s * 1000));
-    // The progress line goes to stderr, and only where someone watches it.
-    if (!o->out.json && ::isatty(STDERR_FILENO) != 0) {
+    if (auto why = resolve(*o, app, p)) return usage_error(app, *why);
+    // The live lines of --run_infinitely go to stdout unless a document or
+    // the figures own it; the progress line goes to stderr, and only where
+    // someone watches it.
+    const bool stdout_free = !o->out.json && o->output.empty();
+    if (p.spec.run_infinitely) {
+      p.interval = [stdout_free](const std::string& line) {
+        std::FILE* f = stdout_free ? stdout : stderr;
+        std::fputs(line.c_str(), f);
+        std::fflush(f);
+      };
+    } else if (!o->out.json && ::isatty(STDERR_FILENO) != 0) {
       p.progress = [](const std::string& line) {
         std::fprintf(stderr, "\r\033[K%s", line.c_str());
         if (line.empty()) std::fputs("\r", stderr);
@@ -165,8 +209,14 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
       };
     }
     const perf::PerfReport r = perf::run_perf(p, stop_requested());
-    print(r, o->out);
-    return perf::exit_status(r);
+    // --output prints figures only: a run without them still says why on stderr.
+    if (!o->output.empty() && !r.ok)
+      std::fprintf(stderr, "rdmacheck: error: %s\n", r.error.c_str());
+    const bool printed =
+        o->output.empty()
+            ? print(r, o->out)
+            : print(perf::FigureView{r, *parse_enum<perf::Figure>(o->output)}, o->out);
+    return printed ? perf::exit_status(r) : 2;
   };
 }
 

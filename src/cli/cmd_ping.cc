@@ -62,21 +62,16 @@ Runner attach_ping(CLI::App& app) {
   return [o, &app]() {
     conn::PingOptions p = o->p;
     p.transport = o->ud ? proto::Transport::kUd : proto::Transport::kRc;
-    if (p.cm && (o->ud || p.write)) {
-      std::fprintf(stderr, "rdmacheck: error: --cm pings with RC sends; drop --ud/--write\n");
-      return 2;
-    }
-    if (o->ud && p.write) {
-      std::fprintf(stderr, "rdmacheck: error: --write needs RC; UD carries only sends\n");
-      return 2;
-    }
+    if (p.cm && (o->ud || p.write))
+      return usage_error(app, "--cm pings with RC sends; drop --ud/--write");
+    if (o->ud && p.write) return usage_error(app, "--write needs RC; UD carries only sends");
     p.ladder = !o->no_ladder;
     p.timeout = std::chrono::milliseconds(static_cast<int64_t>(o->timeout_s * 1000));
     p.ping_timeout = std::chrono::milliseconds(static_cast<int64_t>(o->ping_timeout_s * 1000));
     if (app.count("--ack-timeout") > 0) p.ack_timeout = static_cast<uint8_t>(o->ack_timeout);
     p.timing.retry_cnt = static_cast<uint8_t>(o->retry);
     const conn::PingReport r = conn::run_ping(p);
-    print(r, o->out);
+    if (!print(r, o->out)) return 2;
     return conn::exit_status(r);
   };
 }

@@ -30,7 +30,7 @@ Runner attach_qps(CLI::App& app) {
                    qps::explain(*report.error).c_str());
       return report.exit_status();
     }
-    print(report, o->out);
+    if (!print(report, o->out)) return 2;
     return report.exit_status();
   };
 }

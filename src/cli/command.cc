@@ -1,6 +1,7 @@
 #include "cli/command.h"
 
 #include <csignal>
+#include <cstdio>
 
 namespace rdmacheck::cli {
 namespace {
@@ -29,6 +30,8 @@ constexpr Command kCommands[] = {
     {"lat", "measure latency to a server (ping-pong or round trips), percentiles and a verdict",
      attach_lat},
     {"lab", "boot a real two-host Soft-RoCE network in QEMU and run rdmacheck on it", attach_lab},
+    {"completion", "print the bash completion script (the build installs it)", attach_completion,
+     true},
 };
 
 extern "C" void on_signal(int /*sig*/) { g_stop.store(true); }
@@ -36,6 +39,12 @@ extern "C" void on_signal(int /*sig*/) { g_stop.store(true); }
 }  // namespace
 
 std::span<const Command> commands() { return kCommands; }
+
+int usage_error(const CLI::App& app, const std::string& why) {
+  std::fprintf(stderr, "rdmacheck: error: %s (see 'rdmacheck %s --help')\n", why.c_str(),
+               app.get_name().c_str());
+  return 2;
+}
 
 const std::atomic<bool>& stop_requested() { return g_stop; }
 

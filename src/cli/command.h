@@ -17,6 +17,7 @@ struct Command {
   const char* name;
   const char* summary;
   Runner (*attach)(CLI::App& app);
+  bool hidden = false;  // not in --help (tools for packaging, such as completion)
 };
 
 std::span<const Command> commands();
@@ -30,6 +31,11 @@ Runner attach_ping(CLI::App& app);
 Runner attach_bw(CLI::App& app);
 Runner attach_lat(CLI::App& app);
 Runner attach_lab(CLI::App& app);
+Runner attach_completion(CLI::App& app);
+
+// A bad command line found after parsing (options that contradict each
+// other): one line on stderr naming the subcommand's --help. Returns 2.
+int usage_error(const CLI::App& app, const std::string& why);
 
 // Set by SIGINT/SIGTERM; long-running commands poll it.
 const std::atomic<bool>& stop_requested();

@@ -1,17 +1,84 @@
 #include "cli/print.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+
+#include "base/fd.h"
+
 namespace rdmacheck::cli {
+namespace {
+
+// FILE's directory exists and we may create a file in it: said while parsing,
+// so a typo never costs a whole run.
+std::string writable_dir(const std::string& file) {
+  const std::filesystem::path p(file);
+  if (p.filename().empty()) return "'" + file + "' names a directory, not a file";
+  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    return "directory '" + dir.string() + "' does not exist";
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return "cannot write in directory '" + dir.string() + "'";
+  }
+  if (std::filesystem::is_directory(p, ec)) return "'" + file + "' is a directory";
+  return {};
+}
+
+}  // namespace
+
+CLI::Validator file_in_writable_dir() { return CLI::Validator(writable_dir, "FILE"); }
 
 void add_output_flags(CLI::App& app, OutputFlags& out, const std::string& json_help,
                       bool has_color) {
   app.add_flag("--json", out.json, json_help);
+  app.add_option("--json-file,--out_json_file,--out-json-file", out.json_file,
+                 "also write the JSON document to FILE (replaced atomically); the text still "
+                 "goes to stdout (perftest's --out_json_file)")
+      ->check(file_in_writable_dir());
   if (has_color) app.add_flag("--no-color", out.no_color, "no colour even on a terminal");
 }
 
 TextStyle text_style(const OutputFlags& out) {
   return TextStyle{.color = !out.json && !out.no_color && ::isatty(STDOUT_FILENO) != 0};
+}
+
+Status write_file_atomically(const std::string& path, const std::string& content) {
+  const std::filesystem::path p(path);
+  const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+  std::string tmp = dir + "/." + p.filename().string() + ".XXXXXX";
+  const Fd fd(::mkstemp(tmp.data()));
+  if (fd.get() < 0) return errno_error("mkstemp", tmp);
+  auto fail = [&](const char* call) {
+    Error e = errno_error(call, tmp);
+    ::unlink(tmp.c_str());
+    return e;
+  };
+  // mkstemp makes the file 0600; a report is as readable as any other file we write.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  if (::fchmod(fd.get(), 0666 & ~mask) != 0) return fail("fchmod");
+  for (size_t done = 0; done < content.size();) {
+    const ssize_t n = ::write(fd.get(), content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail("write");
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd.get()) != 0) return fail("fsync");
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("rename");
+  return ok_status();
+}
+
+bool write_json_file(const nlohmann::json& doc, const OutputFlags& out) {
+  if (auto s = write_file_atomically(out.json_file, doc.dump(2) + "\n"); !s) {
+    std::fprintf(stderr, "rdmacheck: error: --json-file: %s\n", s.error().message().c_str());
+    return false;
+  }
+  return true;
 }
 
 }  // namespace rdmacheck::cli

@@ -32,6 +32,12 @@ void add_target_options(CLI::App& app, conn::Target& t, TargetFlags f) {
                  "the pre-shared key the server requires (serve --psk-file): a file of 16..4096 "
                  "bytes that only its owner may read")
       ->envname("RDMACHECK_PSK_FILE");
+  if (f.path_mtu) {
+    app.add_option("-m,--mtu", t.path_mtu,
+                   "path MTU of both QPs in bytes (256, 512, 1024, 2048, 4096), as perftest's -m; "
+                   "the ports' active MTU caps it (a warning says so)")
+        ->check(CLI::IsMember({256, 512, 1024, 2048, 4096}));
+  }
   if (f.src) {
     app.add_option("--src", t.src, "with --cm: the local address to resolve from (several NICs)");
   }

@@ -11,7 +11,8 @@ namespace rdmacheck::cli {
 struct TargetFlags {
   // perftest's -i for the device port (bw, lat, serve); ping keeps -i for its interval.
   bool short_ib_port = false;
-  bool src = false;  // --src (commands that can connect through rdma_cm)
+  bool src = false;       // --src (commands that can connect through rdma_cm)
+  bool path_mtu = false;  // -m/--mtu (bw, lat: perftest's -m)
 };
 
 // -d/--device (--ib-dev as perftest spells it), --ib-port, -x/--gid-index.

@@ -163,6 +163,8 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
   hello.test.cm = r.cm;
   hello.test.traffic_class = eo.traffic_class;  // the server's QP carries the same
   hello.test.sl = eo.sl;
+  hello.test.path_mtu = static_cast<uint16_t>(t.path_mtu);  // the server's QP is capped the same
+  hello.test.ack_timeout = r.ack_timeout.value_or(0);       // and, asked for, times out the same
   hello.facts = local_facts(*s.ep);
   hello.qp = local_qp_info(*s.ep);
   if (!r.forged_gid.empty()) hello.qp.gid = r.forged_gid;
@@ -198,10 +200,19 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
   s.ack = choose_ack_timeout(tcp_path_rtt(s.sock), r.ack_timeout, software_rdma(s.ep->verbs));
   if (r.cm) {
     if (auto f = cm_establish(s, r, end)) return fail_with(std::move(*f), true);
-  } else if (auto c = connect_qp(*s.ep, s.welcome.qp, s.welcome.facts.active_mtu,
+  } else if (auto c = connect_qp(*s.ep, s.welcome.qp,
+                                 path_mtu_limit(s.welcome.facts.active_mtu, t.path_mtu),
                                  s.timing(r.timing), s.local_timeline);
              !c) {
     return fail_with(failure(Stage::kQpSetup, c.error()), true);
+  }
+  // -m is a ceiling: the ports' active MTUs may hold the path below it.
+  if (t.path_mtu != 0 && s.ep->path_mtu != 0 && s.ep->path_mtu < t.path_mtu) {
+    s.ep->warnings.push_back(
+        fmt::format("-m {}: the path MTU is {} bytes, the smaller of the two ports' active MTUs "
+                    "(this port {}, the server's {})",
+                    t.path_mtu, s.ep->path_mtu, verbs::mtu_bytes(s.ep->port_attr.active_mtu),
+                    s.welcome.facts.active_mtu));
   }
   // RoCE carries no service level: the priority is the traffic class (DSCP)
   // or the VLAN PCP. Say so when the device kept another SL than asked for.

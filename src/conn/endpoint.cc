@@ -333,6 +333,7 @@ proto::HostFacts local_facts(const Endpoint& ep) {
   f.rate_gbps = port_rate_gbps(ep.port_attr);
   f.netdev = ep.netdev;
   f.traffic_class = ep.traffic_class;
+  f.path_mtu = ep.path_mtu;
   f.sl = ep.sl;
   f.choice = ep.choice;
   if (!ep.netdev.empty()) {
@@ -366,6 +367,10 @@ proto::QpInfo local_qp_info(const Endpoint& ep) {
   q.qkey = ep.qkey;
   q.rd_atom = device_rd_atom(ep.verbs).first;
   return q;
+}
+
+int path_mtu_limit(int peer_mtu, int asked) {
+  return asked > 0 && asked < peer_mtu ? asked : peer_mtu;
 }
 
 Status connect_qp(Endpoint& ep, const proto::QpInfo& peer, int peer_mtu, const verbs::RcTiming& t,
@@ -414,9 +419,10 @@ Status connect_qp(Endpoint& ep, const proto::QpInfo& peer, int peer_mtu, const v
   auto read_back = [&ep]() {
     ibv_qp_attr attr{};
     ibv_qp_init_attr init{};
-    if (ibv_query_qp(ep.qp.get(), &attr, IBV_QP_AV, &init) == 0) {
+    if (ibv_query_qp(ep.qp.get(), &attr, IBV_QP_AV | IBV_QP_PATH_MTU, &init) == 0) {
       ep.traffic_class = attr.ah_attr.grh.traffic_class;
       ep.sl = attr.ah_attr.sl;
+      ep.path_mtu = verbs::mtu_bytes(attr.path_mtu);
     }
   };
   if (ep.qp->qp_type == IBV_QPT_UC) {

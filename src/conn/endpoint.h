@@ -65,6 +65,7 @@ struct Endpoint {
   size_t half = 0;            // size of each buffer half
   uint8_t traffic_class = 0;  // asked for (EndpointOptions); the QP's own after RTR
   uint8_t sl = 0;
+  int path_mtu = 0;  // bytes, as the QP reports it after RTR (RC, UC); 0 before or for UD
   std::vector<std::string> warnings;  // e.g. a forced GID that looks wrong
   std::string choice;                 // which device and port, and why ("rxe1 port 1: ...")
   uint32_t psn = 0;
@@ -107,6 +108,10 @@ double port_rate_gbps(const ibv_port_attr& a);
 // Facts about this side for the handshake.
 proto::HostFacts local_facts(const Endpoint& ep);
 proto::QpInfo local_qp_info(const Endpoint& ep);
+
+// What connect_qp's PEER_MTU should be: the peer's active MTU, lowered to
+// ASKED (-m, bytes; 0 = not asked). connect_qp caps it by our own active MTU.
+int path_mtu_limit(int peer_mtu, int asked);
 
 // RTR + RTS against the peer (RC), or RTR + RTS and an address handle (UD).
 Status connect_qp(Endpoint& ep, const proto::QpInfo& peer, int peer_mtu, const verbs::RcTiming& t,

@@ -31,6 +31,9 @@ struct Target {
   int sl = 0;             // 0..15
   // --psk-file / RDMACHECK_PSK_FILE: the key this client proves to the server ("" = none).
   std::string psk_file;
+  // -m: the largest path MTU both QPs may use, in bytes (256..4096); 0 = the
+  // smaller of the two ports' active MTUs, which also caps it.
+  int path_mtu = 0;
 };
 
 }  // namespace rdmacheck::conn

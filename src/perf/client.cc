@@ -10,6 +10,7 @@
 #include "conn/endpoint.h"
 #include "net/tcp.h"
 #include "perf/cpu_time.h"
+#include "perf/report.h"
 #include "perf/sync.h"
 #include "perf/validate.h"
 #include "sysfs/rdma_sysfs.h"
@@ -75,6 +76,7 @@ conn::SessionRequest request_for(const PerfOptions& o, uint32_t seed) {
   req.depth = std::max(s.tx_depth, receives ? s.rx_depth : 1u);
   req.inline_size = s.inline_size;
   req.timing = o.timing;
+  req.ack_timeout = o.ack_timeout;
   // -b with send or write_imm: the server's messages need our receives first.
   if (receives) {
     req.before_hello = [n = s.rx_depth](conn::Endpoint& ep) -> Status {
@@ -228,6 +230,34 @@ Tick ticker(const PerfOptions& o, Clock::time_point start, uint32_t step, uint64
   };
 }
 
+// --run_infinitely: every -D seconds, that interval's rate as one line.
+Tick interval_ticker(const PerfOptions& o, uint32_t size) {
+  if (!o.interval) return {};
+  struct Mark {
+    Clock::time_point at = Clock::now();
+    uint64_t done = 0;
+  };
+  auto last = std::make_shared<Mark>();
+  const auto every = std::chrono::duration<double>(o.spec.duration_s);
+  return [&o, size, last, every](uint64_t done) {
+    const auto now = Clock::now();
+    const std::chrono::duration<double> dt = now - last->at;
+    if (dt < every) return;
+    o.interval(interval_line(size, done - last->done, dt.count()));
+    *last = Mark{now, done};
+  };
+}
+
+// Both tickers, when there are two.
+Tick both(Tick a, Tick b) {
+  if (!a) return b;
+  if (!b) return a;
+  return [a = std::move(a), b = std::move(b)](uint64_t done) {
+    a(done);
+    b(done);
+  };
+}
+
 void measure(PerfReport& r, const PerfOptions& o, std::vector<ClientSession>& sessions,
              uint32_t seed, Deadline end, const std::atomic<bool>& stop) {
   const Spec& s = o.spec;
@@ -242,7 +272,8 @@ void measure(PerfReport& r, const PerfOptions& o, std::vector<ClientSession>& se
   b.plan = data_plan(s.op, s.kind, s.transport, true, s.bidir);
   b.seed = seed;
   b.counted.assign(sessions.size(), 0);
-  const bool barriers = s.bidir || s.validate;
+  // lat -D: the server's write ping-pong learns of the next size at the barrier.
+  const bool barriers = s.bidir || s.validate || (s.kind == Kind::kLat && s.duration_s > 0);
   uint64_t stamp = 0;
   for (uint32_t step = 0; step < s.sizes.size(); ++step) {
     const uint32_t size = s.sizes[step];
@@ -252,8 +283,9 @@ void measure(PerfReport& r, const PerfOptions& o, std::vector<ClientSession>& se
     }
     std::vector<uint64_t> ops;
     if (s.kind == Kind::kBw) {
-      auto x =
-          run_bw(lanes, s, size, end, stop, ticker(o, start, step, s.iterations * lanes.size()));
+      auto x = run_bw(
+          lanes, s, size, end, stop,
+          both(ticker(o, start, step, s.iterations * lanes.size()), interval_ticker(o, size)));
       if (!x) return fail(r, Stage::kTraffic, x.error());
       ops = x->lane_ops;
       r.bw.push_back(*x);
@@ -317,7 +349,11 @@ PerfReport run_perf(const PerfOptions& o, const std::atomic<bool>& stop) {
   }
   const auto& ep = *sessions[0].ep;
   r.placement = place(ep.fs, ep.device, o.cpu);
-  const int mtu = std::min(r.local->active_mtu, r.peer->active_mtu);
+  // The path MTU the QP took (-m may have lowered it); UD has none of its own.
+  const int mtu = ep.path_mtu != 0
+                      ? ep.path_mtu
+                      : conn::path_mtu_limit(std::min(r.local->active_mtu, r.peer->active_mtu),
+                                             o.target.path_mtu);
   r.link = link_facts(ep, mtu);
   if (o.spec.transport == Transport::kUd && max_size(o.spec) > static_cast<uint32_t>(mtu)) {
     fail(r, Stage::kOptions,

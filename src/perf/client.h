@@ -30,9 +30,12 @@ struct PerfOptions {
   int cpu = -1;                               // --cpu; -1: a core on the device's NUMA node
   std::chrono::milliseconds timeout{120000};  // the whole command
   verbs::RcTiming timing;
+  std::optional<uint8_t> ack_timeout;  // -u: both QPs' ACK timeout exponent, else from the RTT
   // A line saying how far the run is, at most every 200 ms once it has taken
   // a second ("" when done, to clear it); empty for none (JSON, not a TTY).
   std::function<void(const std::string&)> progress;
+  // --run_infinitely: one line per interval (-D seconds) with that interval's figures.
+  std::function<void(const std::string&)> interval;
 };
 
 struct PerfReport {

@@ -93,6 +93,8 @@ Status service_receives(conn::Endpoint& ep) {
 Result<BwSample> run_bw(std::span<Lane> lanes, const Spec& s, uint32_t size, Deadline hard,
                         const std::atomic<bool>& stop, const Tick& tick) {
   const bool timed = s.duration_s > 0;
+  // --run_infinitely: a stop ends the run as the end of -D would, and is counted.
+  const bool forever = s.run_infinitely;
   std::vector<LaneState> st(lanes.size());
   for (size_t l = 0; l < lanes.size(); ++l) {
     st[l].wrs.resize(s.post_list);
@@ -114,15 +116,16 @@ Result<BwSample> run_bw(std::span<Lane> lanes, const Spec& s, uint32_t size, Dea
   auto last_mark = t0;
   for (;;) {
     const auto now = Clock::now();
-    if (now >= hard || stop.load(std::memory_order_relaxed)) {
-      return timed_out(*lanes[0].ep, stop.load() ? "interrupted" : "bandwidth run");
+    const bool stopping = stop.load(std::memory_order_relaxed);
+    if (now >= hard || (stopping && !forever)) {
+      return timed_out(*lanes[0].ep, stopping ? "interrupted" : "bandwidth run");
     }
     if (!warm && now >= warm_at) {
       warm = true;
       counted_from = now;
       from_msgs = total();
     }
-    if (timed && !ended && now >= end_at) {
+    if (timed && !ended && (forever ? stopping : now >= end_at)) {
       ended = true;
       counted_to = now;
       to_msgs = total();
@@ -229,9 +232,14 @@ Result<LatSample> run_lat(Lane& lane, const Spec& s, uint32_t size, uint64_t& st
   build_wr(s.op, *lane.ep, lane.peer, size, s.inline_size, w);
   w.wr.send_flags |= IBV_SEND_SIGNALED;
   std::vector<double> us;
-  us.reserve(s.iterations);
+  const bool timed = s.duration_s > 0;  // -D: round trips until then, warm-up not counted
+  const auto start = Clock::now();
+  const auto warm_at = start + std::chrono::duration_cast<Clock::duration>(Seconds(s.warmup_s));
+  const auto end_at = start + std::chrono::duration_cast<Clock::duration>(Seconds(s.duration_s));
+  if (!timed) us.reserve(s.iterations);
   const bool pingpong = s.op == Op::kWrite || s.op == Op::kSend;
-  for (uint64_t i = 0; i < s.iterations; ++i) {
+  for (uint64_t i = 0; timed || i < s.iterations; ++i) {
+    if (timed && (Clock::now() >= end_at || us.size() >= kMaxLatSamples)) break;
     const uint8_t mark = stamp_byte(stamp++);
     if (s.op == Op::kWrite) lane.ep->send_buf()[size - 1] = static_cast<char>(mark);
     if (s.op == Op::kSend) {
@@ -257,7 +265,7 @@ Result<LatSample> run_lat(Lane& lane, const Spec& s, uint32_t size, uint64_t& st
       t1 = *r;
     }
     const double rtt = Micros(t1 - t0).count();
-    us.push_back(pingpong ? rtt / 2 : rtt);
+    if (!timed || t0 >= warm_at) us.push_back(pingpong ? rtt / 2 : rtt);
     if (tick) tick(i + 1);
   }
   // Write: drain our last write's completion.

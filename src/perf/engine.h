@@ -62,8 +62,12 @@ using Tick = std::function<void(uint64_t done)>;
 Result<BwSample> run_bw(std::span<Lane> lanes, const Spec& s, uint32_t size, Deadline hard,
                         const std::atomic<bool>& stop, const Tick& tick = {});
 
-// One size on one lane. STAMP counts messages across sizes, in step with the
-// responder (write: both sides watch the last byte of their buffer for it).
+// lat -D keeps every sample for its percentiles: a run ends early at this
+// many (128 MiB of them), far beyond what a percentile needs.
+constexpr size_t kMaxLatSamples = size_t{16} << 20;
+
+// One size on one lane, for -n round trips or -D seconds. STAMP counts messages across sizes, in
+// step with the responder (write: both sides watch the last byte of their buffer for it).
 Result<LatSample> run_lat(Lane& lane, const Spec& s, uint32_t size, uint64_t& stamp, Deadline hard,
                           const std::atomic<bool>& stop, const Tick& tick = {});
 

@@ -82,7 +82,10 @@ json to_json(const PerfReport& r) {
         {"bidirectional", s.bidir},
         {"validate", s.validate},
         {"cm", r.options.cm},
-        {"cpu_util", s.cpu_util}}},
+        {"cpu_util", s.cpu_util},
+        {"run_infinitely", s.run_infinitely},
+        {"path_mtu", r.options.target.path_mtu},
+        {"ack_timeout", r.options.ack_timeout ? json(*r.options.ack_timeout) : json(nullptr)}}},
       {"local", facts(r.local)},
       {"peer", facts(r.peer)},
       {"placement",
@@ -216,6 +219,26 @@ std::string format_document(const json& d) {
 
 std::string format_text(const PerfReport& r, const TextStyle& /*style*/) {
   return format_document(to_json(r));
+}
+
+std::string interval_line(uint32_t size, uint64_t msgs, double seconds) {
+  const uint64_t bytes = msgs * size;
+  return fmt::format("{:>10} B  {:>9.2f} Gb/s  {:>10.2f} MiB/s  {:>8.3f} Mpps  over {:.1f} s\n",
+                     size, gbps(bytes, seconds), mib_per_s(bytes, seconds), mpps(msgs, seconds),
+                     seconds);
+}
+
+std::string format_text(const FigureView& v, const TextStyle& /*style*/) {
+  std::string out;
+  if (!v.report.ok) return out;
+  for (const auto& b : v.report.bw) {
+    if (v.figure == Figure::kBandwidth) out += fmt::format("{:.2f}\n", b.avg_gbps);
+    if (v.figure == Figure::kMessageRate) out += fmt::format("{:.6f}\n", b.mpps);
+  }
+  for (const auto& l : v.report.lat) {
+    if (v.figure == Figure::kLatency) out += fmt::format("{:.2f}\n", l.stats.median);
+  }
+  return out;
 }
 
 }  // namespace rdmacheck::perf

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/enum_table.h"
 #include "base/text_style.h"
 #include "perf/client.h"
 
@@ -17,4 +18,30 @@ std::string format_text(const PerfReport& r, const TextStyle& style = {});
 // table and the JSON cannot drift apart.
 std::string format_document(const nlohmann::json& doc);
 
+// --run_infinitely's live line for one interval: "65536 B  11.92 Gb/s ...".
+std::string interval_line(uint32_t size, uint64_t msgs, double seconds);
+
+// --output: only one figure per size, one number a line, for scripts (as
+// perftest's --output); the JSON document is the whole report still.
+enum class Figure { kBandwidth, kLatency, kMessageRate };
+struct FigureView {
+  const PerfReport& report;
+  Figure figure;
+};
+inline nlohmann::json to_json(const FigureView& v) { return to_json(v.report); }
+// Gb/s (bandwidth), microseconds (latency: the median, perftest's t_typical),
+// Mpps (message_rate); nothing when the run failed.
+std::string format_text(const FigureView& v, const TextStyle& style = {});
+
 }  // namespace rdmacheck::perf
+
+namespace rdmacheck {
+template <>
+struct EnumNames<perf::Figure> {
+  static constexpr std::array<std::pair<perf::Figure, std::string_view>, 3> table = {{
+      {perf::Figure::kBandwidth, "bandwidth"},
+      {perf::Figure::kLatency, "latency"},
+      {perf::Figure::kMessageRate, "message_rate"},
+  }};
+};
+}  // namespace rdmacheck

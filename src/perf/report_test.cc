@@ -35,6 +35,25 @@ TEST(Report, TextIsRenderedFromTheJsonDocument) {
   EXPECT_NE(text.find("result: PASS"), std::string::npos) << text;
 }
 
+TEST(Report, OutputPrintsOneNumberPerSize) {
+  const PerfReport r = bw_report();
+  EXPECT_EQ(format_text(FigureView{r, Figure::kBandwidth}), "1.05\n");
+  EXPECT_EQ(format_text(FigureView{r, Figure::kMessageRate}), "0.002000\n");
+  EXPECT_EQ(format_text(FigureView{r, Figure::kLatency}), "");  // a bw run has none
+  PerfReport lat;
+  lat.ok = true;
+  lat.lat.push_back(LatSample{2, true, LatStats{1000, 1.5, 2.25, 2.5, 9, 12, 20, 0.5}, {}});
+  EXPECT_EQ(format_text(FigureView{lat, Figure::kLatency}), "2.25\n");
+  lat.ok = false;  // a failed run has no figure to print
+  EXPECT_EQ(format_text(FigureView{lat, Figure::kLatency}), "");
+  EXPECT_EQ(to_json(FigureView{r, Figure::kBandwidth}), to_json(r));
+}
+
+TEST(Report, IntervalLine) {
+  EXPECT_EQ(interval_line(65536, 20000, 2.0),
+            "     65536 B       5.24 Gb/s      625.00 MiB/s     0.010 Mpps  over 2.0 s\n");
+}
+
 TEST(Report, LatencyTableAndFailure) {
   PerfReport r;
   r.options.target.host = "h1";

@@ -43,6 +43,11 @@ struct Responder {
   DataPlan plan;
   uint64_t counted = 0;           // atomics: operations the client reported so far
   std::vector<uint64_t> own_ops;  // bidirectional: what we completed per size
+  // Write ping-pong: the size whose last byte the client stamps, and how many
+  // of it we answered. With -D (no iteration count) the client's check
+  // barrier after each size moves us on.
+  size_t echo_size = 0;
+  uint64_t echo_in_size = 0;
 
   [[nodiscard]] uint32_t size_of(uint32_t step) const {
     return step < perf.sizes.size() ? perf.sizes[step] : 0;
@@ -107,6 +112,10 @@ struct Responder {
       return true;
     }
     if (sync->phase == proto::SyncPhase::kGo) return answer(*sync, {}, true);
+    if (perf.iterations == 0) {
+      echo_size = sync->step + 1;
+      echo_in_size = 0;
+    }
     proto::Sync reply = *sync;
     reply.errors = check(sync->step, sync->ops);
     reply.ops = sync->step < own_ops.size() ? own_ops[sync->step] : 0;
@@ -183,8 +192,6 @@ struct Responder {
   void echo() {
     const bool ud = ep.qp->qp_type == IBV_QPT_UD;
     uint64_t stamp = 0;
-    size_t size_index = 0;
-    uint64_t in_size = 0;
     for (uint64_t spins = 1;; ++spins) {
       if (spins % kSocketCheckEvery == 0) {
         if (readable(sock, 0)) {
@@ -212,8 +219,8 @@ struct Responder {
         }
         if (!post_echo(len)) return;
       }
-      if (op == Op::kWrite && size_index < perf.sizes.size()) {
-        const uint32_t size = perf.sizes[size_index];
+      if (op == Op::kWrite && echo_size < perf.sizes.size()) {
+        const uint32_t size = perf.sizes[echo_size];
         const uint8_t mark = stamp_byte(stamp);
         if (static_cast<uint8_t>(*(static_cast<volatile char*>(ep.recv_buf()) + size - 1)) ==
             mark) {
@@ -221,9 +228,9 @@ struct Responder {
           ++stamp;
           ep.send_buf()[size - 1] = static_cast<char>(mark);
           if (!post_echo(size)) return;
-          if (++in_size == perf.iterations) {
-            in_size = 0;
-            ++size_index;
+          if (++echo_in_size == perf.iterations) {
+            echo_in_size = 0;
+            ++echo_size;
           }
         }
       }

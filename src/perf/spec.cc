@@ -38,8 +38,15 @@ std::optional<std::string> validate(const Spec& s) {
     return "give either iterations (-n) or a duration (-D), not both";
   }
   if (s.iterations > (1ull << 40)) return "too many iterations";
-  if (s.kind == Kind::kLat && s.duration_s > 0) {
-    return "lat counts round trips: use -n, not -D";
+  if (s.warmup_s > 0 && s.duration_s <= 0) {
+    return "--warmup is the start of a -D run that is not counted: add -D (with -n every "
+           "message counts, as in perftest)";
+  }
+  if (s.run_infinitely) {
+    if (s.kind != Kind::kBw) return "--run_infinitely is a bw mode (lat keeps every sample)";
+    if (s.sizes.size() != 1) return "--run_infinitely runs one size: give one -s, not -a";
+    if (s.bidir) return "--run_infinitely measures one direction: drop -b";
+    if (s.validate) return "--run_infinitely has no end to validate at: drop --validate";
   }
   if (s.duration_s > 3600 || s.warmup_s < 0 || s.warmup_s >= std::max(s.duration_s, 0.0) + 3600) {
     return "duration must be at most 3600 s";

@@ -35,19 +35,20 @@ struct Spec {
   Op op = Op::kWrite;
   Transport transport = Transport::kRc;
   std::vector<uint32_t> sizes = {65536};
-  uint64_t iterations = 1000;  // per size; 0 when bounded by duration
-  double duration_s = 0;       // per size (-D); warm-up excluded from the figures
-  double warmup_s = 0;         // with -D: the first seconds are not counted
-  uint32_t qps = 1;            // -q: queue pairs, each its own session
-  uint32_t tx_depth = 128;     // outstanding sends per QP
-  uint32_t rx_depth = 512;     // receives kept posted by the receiver (send, write_imm)
-  uint32_t inline_size = 0;    // messages up to this size are posted inline
-  uint32_t post_list = 1;      // work requests per ibv_post_send call
-  uint32_t cq_mod = 1;         // signal every Nth work request
-  bool histogram = false;      // lat: print a latency histogram
-  bool bidir = false;          // bw -b: both sides send at once
-  bool validate = false;       // --validate: check the data that landed, on both sides
-  bool cpu_util = false;       // --cpu-util: report both sides' CPU time over the test
+  uint64_t iterations = 1000;   // per size; 0 when bounded by duration
+  double duration_s = 0;        // per size (-D); warm-up excluded from the figures
+  bool run_infinitely = false;  // bw: until stopped; duration_s is the interval of live lines
+  double warmup_s = 0;          // with -D: the first seconds are not counted
+  uint32_t qps = 1;             // -q: queue pairs, each its own session
+  uint32_t tx_depth = 128;      // outstanding sends per QP
+  uint32_t rx_depth = 512;      // receives kept posted by the receiver (send, write_imm)
+  uint32_t inline_size = 0;     // messages up to this size are posted inline
+  uint32_t post_list = 1;       // work requests per ibv_post_send call
+  uint32_t cq_mod = 1;          // signal every Nth work request
+  bool histogram = false;       // lat: print a latency histogram
+  bool bidir = false;           // bw -b: both sides send at once
+  bool validate = false;        // --validate: check the data that landed, on both sides
+  bool cpu_util = false;        // --cpu-util: report both sides' CPU time over the test
 };
 
 // A one-line reason when the spec cannot run, nullopt when it can.

@@ -51,7 +51,32 @@ TEST(Spec, IterationsOrDurationNotBoth) {
   EXPECT_NE(validate(s), std::nullopt);
   s.kind = Kind::kLat;
   s.warmup_s = 0;
-  EXPECT_NE(validate(s), std::nullopt);  // lat counts round trips
+  EXPECT_EQ(validate(s), std::nullopt);  // lat takes -D as bw does (perftest's lat -D)
+}
+
+TEST(Spec, WarmupOnlyWithDuration) {
+  Spec s;  // bounded by iterations
+  s.warmup_s = 1;
+  EXPECT_NE(validate(s), std::nullopt);
+  s.iterations = 0;
+  s.duration_s = 2;
+  EXPECT_EQ(validate(s), std::nullopt);
+}
+
+TEST(Spec, RunInfinitelyIsOneBwSizeOneWay) {
+  Spec s;
+  s.iterations = 0;
+  s.duration_s = 5;  // the interval of the live lines
+  s.run_infinitely = true;
+  EXPECT_EQ(validate(s), std::nullopt);
+  s.sizes = {64, 128};
+  EXPECT_NE(validate(s), std::nullopt);
+  s.sizes = {64};
+  s.bidir = true;
+  EXPECT_NE(validate(s), std::nullopt);
+  s.bidir = false;
+  s.kind = Kind::kLat;
+  EXPECT_NE(validate(s), std::nullopt);
 }
 
 TEST(Spec, PostingKnobsMustFitTheQueue) {

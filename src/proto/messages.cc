@@ -195,6 +195,7 @@ HostFacts read_facts(Fields& parent, const json* j) {
   // Added after protocol version 1 shipped: absent means 0.
   if (j->contains("traffic_class")) f.traffic_class = r.integer<int>("traffic_class", 0, 255);
   if (j->contains("sl")) f.sl = r.integer<int>("sl", 0, 15);
+  if (j->contains("path_mtu")) f.path_mtu = r.integer<int>("path_mtu", 0, 4096);
   if (j->contains("choice")) f.choice = r.text("choice");
   parent.merge(r.error());
   return f;
@@ -318,6 +319,7 @@ json to_json(const HostFacts& f) {
           {"netdev", f.netdev},
           {"traffic_class", f.traffic_class},
           {"sl", f.sl},
+          {"path_mtu", f.path_mtu},
           {"choice", f.choice}};
 }
 
@@ -340,6 +342,9 @@ json to_json(const Hello& m) {
                {"cm", m.test.cm},
                {"traffic_class", m.test.traffic_class},
                {"sl", m.test.sl}};
+  // Sent only when asked for, so a server from before -m/-u still reads the hello.
+  if (m.test.path_mtu != 0) test["path_mtu"] = m.test.path_mtu;
+  if (m.test.ack_timeout != 0) test["ack_timeout"] = m.test.ack_timeout;
   if (m.test.perf) {
     const PerfParams& p = *m.test.perf;
     test["perf"] = {{"sizes", p.sizes},
@@ -435,6 +440,8 @@ Result<Hello> parse_hello(const json& j) {
       m.test.traffic_class = tr.integer<uint8_t>("traffic_class", 0, 255);
     }
     if (t->contains("sl")) m.test.sl = tr.integer<uint8_t>("sl", 0, 15);
+    if (t->contains("path_mtu")) m.test.path_mtu = tr.integer<uint16_t>("path_mtu", 256, 4096);
+    if (t->contains("ack_timeout")) m.test.ack_timeout = tr.integer<uint8_t>("ack_timeout", 1, 31);
     const auto cm = t->find("cm");
     m.test.cm = cm != t->end() && cm->is_boolean() && cm->get<bool>();
     const bool perf = m.test.kind != TestKind::kPing;

@@ -39,6 +39,7 @@ struct HostFacts {
   // reports it after RTR (what was asked for before that).
   int traffic_class = 0;
   int sl = 0;
+  int path_mtu = 0;    // bytes: the QP's as the device reports it after RTR (-m), 0 before or UD
   std::string choice;  // which device and port, and why ("rxe1 port 1: its GID table carries ...")
 };
 
@@ -79,6 +80,8 @@ struct TestSpec {
   bool cm = false;                 // connect through librdmacm instead of the TCP exchange
   uint8_t traffic_class = 0;       // -T: both QPs' GRH traffic class
   uint8_t sl = 0;                  // -S: both QPs' service level
+  uint16_t path_mtu = 0;           // -m: both QPs' path MTU cap in bytes (0: the ports' active MTU)
+  uint8_t ack_timeout = 0;         // -u: both QPs' ACK timeout exponent (0: from the round trip)
   std::optional<PerfParams> perf;  // present exactly when kind is bw or lat
 };
 

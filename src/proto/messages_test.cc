@@ -66,6 +66,32 @@ TEST(Messages, RejectsOutOfRangeFields) {
   EXPECT_FALSE(parse_hello(j).ok());
 }
 
+TEST(Messages, PathMtuAndAckTimeoutTravelOnlyWhenAsked) {
+  // Not asked: the keys stay out, so a server from before -m/-u reads the hello.
+  const auto plain = to_json(sample_hello());
+  EXPECT_FALSE(plain["test"].contains("path_mtu"));
+  EXPECT_FALSE(plain["test"].contains("ack_timeout"));
+  Hello h = sample_hello();
+  h.test.path_mtu = 512;
+  h.test.ack_timeout = 18;
+  h.facts.path_mtu = 512;
+  auto parsed = parse_hello(to_json(h));
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ(parsed->test.path_mtu, 512);
+  EXPECT_EQ(parsed->test.ack_timeout, 18);
+  EXPECT_EQ(parsed->facts.path_mtu, 512);
+  // A peer's path MTU below the smallest MTU, and an infinite (0) or too
+  // large ACK timeout, are refused.
+  for (const auto& [key, value] : {std::pair<const char*, int>{"path_mtu", 128},
+                                   {"path_mtu", 8192},
+                                   {"ack_timeout", 0},
+                                   {"ack_timeout", 32}}) {
+    auto j = to_json(h);
+    j["test"][key] = value;
+    EXPECT_FALSE(parse_hello(j).ok()) << key << " " << value;
+  }
+}
+
 TEST(Messages, VersionMismatchIsNamed) {
   auto j = to_json(sample_hello());
   j["version"] = kVersion + 1;

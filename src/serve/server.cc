@@ -124,13 +124,23 @@ std::optional<std::string> reflected(const Endpoint& ep, const proto::Hello& hel
       hello.qp.gid, peer);
 }
 
-// The session's endpoint over the TCP exchange, once opened (EP): QP up to
-// RTS, receives posted. Our echoes are RC requests too: their ACK timeout
+// Our RC timing: the ACK timeout the client asked for (-u), else one that
 // follows the round trip of the control connection SOCK, as the client's does.
+verbs::RcTiming session_timing(const Fd& sock, ibv_context* dev, const proto::Hello& hello,
+                               const ServerOptions& o) {
+  verbs::RcTiming t = conn::rc_timing_for(sock, dev, o.timing);
+  if (hello.test.ack_timeout != 0) t.timeout = hello.test.ack_timeout;
+  return t;
+}
+
+// The session's endpoint over the TCP exchange, once opened (EP): QP up to
+// RTS (path MTU capped by the client's -m), receives posted. Our echoes are
+// RC requests too.
 Status connect_oob(Endpoint& ep, const proto::Hello& hello, const ServerOptions& o, const Fd& sock,
                    proto::Welcome& welcome) {
-  if (auto s = connect_qp(ep, hello.qp, hello.facts.active_mtu,
-                          conn::rc_timing_for(sock, ep.verbs, o.timing), welcome.timeline);
+  if (auto s = connect_qp(ep, hello.qp,
+                          conn::path_mtu_limit(hello.facts.active_mtu, hello.test.path_mtu),
+                          session_timing(sock, ep.verbs, hello, o), welcome.timeline);
       !s) {
     return s.error();
   }
@@ -156,7 +166,8 @@ Result<Endpoint> setup_cm(CmAcceptor& acceptor, uint64_t token, const EndpointOp
   for (uint32_t i = 0; i < hello.test.depth; ++i) {
     if (auto s = post_recv(*ep, 2, static_cast<uint32_t>(ep->half)); !s) return s.error();
   }
-  if (auto s = cm_accept(*ep, conn::rc_timing_for(sock, ep->verbs, o.timing), d, timeline); !s) {
+  const verbs::RcTiming timing = session_timing(sock, ep->verbs, hello, o);
+  if (auto s = cm_accept(*ep, timing, d, timeline); !s) {
     return s.error().error;
   }
   return std::move(*ep);
