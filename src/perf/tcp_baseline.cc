@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <vector>
 
 #include "conn/client_session.h"
@@ -16,7 +17,7 @@
 namespace rdmacheck::perf {
 namespace {
 
-constexpr size_t kChunk = 128 * 1024;
+constexpr size_t kChunk = size_t{128} * 1024;
 constexpr double kMaxSeconds = 10;  // a client may ask for at most this much streaming
 
 using Seconds = std::chrono::duration<double>;

@@ -45,6 +45,17 @@ TEST(CheckLab, TheDefaultLabIsAHealthyCheck) {
     EXPECT_TRUE(status(c, l) == "PASS" || status(c, l) == "WARN") << c["layers"][l].dump(2);
   }
   EXPECT_LE(r.exit, 1) << r.console;
+  // Layer 3's TCP reference ran between the same guests: every byte the
+  // client streamed was counted by h1's server, with both sides' CPU, and the
+  // RDMA bandwidth test measured its CPU too.
+  const auto& tcp = c["tcp_baseline"];
+  ASSERT_TRUE(tcp.is_object()) << c.dump(2).substr(0, 2000);
+  EXPECT_EQ(tcp["ok"], true) << tcp.dump(2);
+  EXPECT_GT(tcp["bytes"].get<uint64_t>(), 0u);
+  EXPECT_GT(tcp["server_cpu_percent"].get<double>(), 0);
+  EXPECT_EQ(tcp["echoes"], 200);
+  ASSERT_FALSE(c["perf"].empty());
+  EXPECT_TRUE(c["perf"][0]["cpu"].is_object()) << c["perf"][0].dump(2).substr(0, 2000);
 }
 
 TEST(CheckLab, HealthyPairPassesEveryLayerAndRendersHtml) {
