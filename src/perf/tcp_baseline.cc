@@ -60,12 +60,14 @@ TcpBaseline run_tcp_baseline(const TcpBaselineOptions& o) {
   echo.target = o.target;
   echo.count = o.round_trips;
   echo.size = 1;
-  echo.timeout = std::min(o.timeout / 3, std::chrono::milliseconds(5000));
+  // A sample, not a test: on a slow path (20 ms of delay) the echoes that fit
+  // in 3 s are enough, and the stream still runs.
+  echo.timeout = std::min(o.timeout / 4, std::chrono::milliseconds(3000));
   const auto e = conn::run_tcp_probe(echo);
   b.echoes = e.tally.answered;
   b.half_rtt_min_us = e.rtt_min_us / 2;
   b.half_rtt_median_us = e.rtt_median_us / 2;
-  if (!e.connected || !e.error.empty()) {
+  if (!e.connected || e.tally.answered == 0) {
     b.error = "TCP echoes: " + e.error;
     return done();
   }

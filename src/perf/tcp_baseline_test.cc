@@ -72,6 +72,28 @@ TEST(TcpBaseline, TheServerBoundsTheStream) {
   EXPECT_EQ((*reply)["type"], "error");
 }
 
+// A path so slow that not every echo fits in the time: the echoes that came
+// back are the sample, and the stream still runs (lab scenario delay-jitter:
+// 184 of 200 echoes in 5 s had stopped the whole baseline).
+TEST(TcpBaseline, EchoesCutByTimeStillLeaveTheStream) {
+  auto listener = tcp_listen("127.0.0.1", 0);
+  ASSERT_TRUE(listener.ok());
+  std::string outcome;
+  std::thread server([&] { outcome = serve(*listener); });
+  TcpBaselineOptions o;
+  o.target.host = "127.0.0.1";
+  o.target.tcp_port = local_port(*listener);
+  o.seconds = 0.1;
+  o.round_trips = 100000000;  // far more than fit in the echoes' share of the time
+  o.timeout = 4s;
+  const TcpBaseline b = run_tcp_baseline(o);
+  server.join();
+  EXPECT_TRUE(b.ok) << b.error << " / server: " << outcome;
+  EXPECT_GT(b.echoes, 0);
+  EXPECT_LT(b.echoes, 100000000);
+  EXPECT_GT(b.bytes, 0u);
+}
+
 // No server: the baseline fails at once, with the reason.
 TEST(TcpBaseline, NoServerSaysWhy) {
   auto listener = tcp_listen("127.0.0.1", 0);
