@@ -80,6 +80,11 @@ LayerStatus status_of(const std::vector<Finding>& fs);
 std::vector<Finding> compare_hosts(const proto::HostFacts& local, const proto::HostFacts& peer,
                                    const std::string& peer_name);
 int exit_status(const CheckReport& r);
+// A performance test that did not finish: a WARN when it ran out of retries
+// under loss that layer 2 measured or its own counters show (the cost of the
+// loss, and the next tests still run), a FAIL otherwise; nullopt when its
+// own findings already FAIL.
+std::optional<Finding> unfinished_test_finding(const perf::PerfReport& rep, bool layer2_saw_loss);
 // Layer 3's tests: the baseline, or with --full every operation and size.
 std::vector<perf::Spec> perf_plan(const CheckOptions& o);
 // The most important findings first: failures, then warnings, by layer.

@@ -238,3 +238,46 @@ TEST(Check, TheRuleAndTheBlackHoleItCausesAreOneFinding) {
 
 }  // namespace
 }  // namespace rdmacheck::check
+
+namespace rdmacheck::check {
+namespace {
+
+// Lab CheckLab.LossWarnsAtThePerformanceLayer (1 % loss on h2): layer 2's
+// 130 probes all came back, then the 64 KiB write bandwidth test ran out of
+// retries (go-back-N resends a 64-packet window; 7 misses in a row happen)
+// while its counters counted sequence errors. That is the loss's cost, not a
+// dead path.
+TEST(Check, ATestThatRanOutOfRetriesUnderLossIsAWarn) {
+  perf::PerfReport rep;
+  rep.options.spec.kind = perf::Kind::kBw;
+  rep.options.spec.op = perf::Op::kWrite;
+  rep.ok = false;
+  rep.failed = conn::Stage::kTraffic;
+  rep.error = "write completion: transport retry counter exceeded";
+  // Nothing measured the loss: a FAIL that says where the test stopped.
+  auto f = unfinished_test_finding(rep, false);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->severity, Severity::kFail);
+  // Layer 2 measured loss.
+  f = unfinished_test_finding(rep, true);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->severity, Severity::kWarn);
+  EXPECT_NE(f->summary.find("the loss layer 2 measured"), std::string::npos) << f->summary;
+  // Only the test's own counters did.
+  rep.findings.push_back(make_finding("packet-loss-during-test", Severity::kWarn,
+                                      Layer::kPerformance, "requests were lost"));
+  f = unfinished_test_finding(rep, false);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->severity, Severity::kWarn);
+  EXPECT_NE(f->summary.find("its own counters show"), std::string::npos) << f->summary;
+  EXPECT_EQ(f->evidence.at(0), rep.error);
+  // A setup failure is no loss, whatever was counted.
+  rep.failed = conn::Stage::kHandshake;
+  EXPECT_EQ(unfinished_test_finding(rep, true)->severity, Severity::kFail);
+  // The test's own FAIL already says why: nothing to add.
+  rep.findings.push_back(make_finding("x", Severity::kFail, Layer::kPerformance, "y"));
+  EXPECT_FALSE(unfinished_test_finding(rep, true));
+}
+
+}  // namespace
+}  // namespace rdmacheck::check
