@@ -183,12 +183,14 @@ std::vector<Finding> counter_findings(const Counters& local, const Counters& pee
   } else if (dups > 0 || timeouts > 0) {
     build("ack-late", std::max(dups, timeouts), kAckLateWarnPpm,
           "requests were retransmitted although they had arrived (the receiver saw duplicates, "
-          "no sequence gap): their ACKs came back late or were lost on the way back",
+          "no sequence gap): their ACKs or read responses came back late, out of order, or "
+          "not at all",
           is_retransmission,
           "each late ACK costs one ACK timeout of waiting; a timeout shorter than the path's "
-          "round trip (busy or emulated hosts) causes it, so does loss on the return path: "
-          "check the reverse direction's drops and the QP's timeout (rdmacheck picks it from "
-          "the round trip)");
+          "round trip (busy or emulated hosts) causes it, so does loss on the return path, and "
+          "reordering on it (a requester that sees responses out of order asks again): check "
+          "the reverse direction's drops and reordering (ECMP, bonding) and the QP's timeout "
+          "(rdmacheck picks it from the round trip)");
   }
   if (const uint64_t rnr = total(is_rnr); rnr > 0) {
     build("receiver-not-ready-during-test", rnr, kRnrWarnPpm,
