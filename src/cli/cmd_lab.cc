@@ -1,5 +1,6 @@
 #include <memory>
 
+#include "base/enum_table.h"
 #include "cli/command.h"
 #include "lab/lab.h"
 
@@ -9,22 +10,38 @@ Runner attach_lab(CLI::App& app) {
   struct Opts {
     lab::LabOptions l;
     int timeout_s = 300;
+    std::string device_order = "nics";
   };
   auto o = std::make_shared<Opts>();
   app.add_option("--hosts", o->l.hosts, "number of guests h1..hN (198.18.0.1..N)")
       ->check(CLI::Range(1, lab::kMaxHosts))
       ->default_val(2);
+  app.add_option("--nics", o->l.nics,
+                 "NICs per host, each on its own wire: NIC k of hH is eth(k-1), "
+                 "198.18.(k-1).H/24, named hH-k, with its own rxe device; hH resolves to "
+                 "NIC 1's address")
+      ->check(CLI::Range(1, lab::kMaxNics))
+      ->default_val(1);
+  std::vector<std::string> orders;
+  for (const auto& [order, name] : EnumNames<lab::DeviceOrder>::table) orders.emplace_back(name);
+  app.add_option("--device-order", o->device_order,
+                 "nics: rxeK on ethK; reversed: rxe0 on the last NIC, as on hosts whose "
+                 "mlx5_0 is not the NIC that routes to the peer")
+      ->check(CLI::IsMember(orders))
+      ->default_val("nics");
   app.add_option("--setup", o->l.setup,
-                 "HOST:CMD run as root on HOST once rxe0 is up, before the test (repeatable), "
-                 "e.g. 'h1:iptables -I INPUT -p udp --dport 4791 -j DROP'");
+                 "HOST:CMD run as root on HOST once its rxe devices are up, before the test "
+                 "(repeatable), e.g. 'h1:iptables -I INPUT -p udp --dport 4791 -j DROP' or, "
+                 "for one wire, 'h2:ip link set eth1 down'");
   app.add_option("--run", o->l.run,
                  "HOST:CMD replaces the default test (repeatable); rdmacheck is on the PATH");
   app.add_option("--serve-args", o->l.serve_args,
                  "more options for h1's 'rdmacheck serve' (which always proves the lab's own "
                  "random key), e.g. '--allow 198.18.0.2 --no-share-doctor'");
   app.add_option("--fault", o->l.faults,
-                 "a classic fault on a host (default h1): firewall, mtu-mismatch, loss:PERCENT, "
-                 "powersave, no-server; e.g. --fault loss:1@h2");
+                 "a classic fault on a host (default h1) or on one NIC of it (@HOST-K: NIC K, "
+                 "eth(K-1)): firewall, mtu-mismatch, loss:PERCENT, link-down, powersave, "
+                 "no-server; e.g. --fault loss:1@h2, --fault link-down@h2-2");
   app.add_flag(
       "--json", o->l.json,
       "pass --json to the default test and print one JSON document (consoles go to stderr)");
@@ -49,11 +66,13 @@ Runner attach_lab(CLI::App& app) {
   app.add_flag("-v,--verbose", o->l.verbose, "show firmware and kernel console lines too");
   app.footer(
       "Boots N QEMU guests with the host's own root file system (read-only), Debian's kernel and\n"
-      "Soft-RoCE (rdma_rxe) on one virtual wire; h1 runs 'rdmacheck serve', hN runs the test.\n"
+      "Soft-RoCE (rdma_rxe) on one virtual wire per NIC (--nics); h1 runs 'rdmacheck serve', hN\n"
+      "runs the test.\n"
       "Exit status: the test's (0 pass, 1 warnings, 2 fail), 3 when the lab itself failed.");
   return [o]() {
     lab::LabOptions l = o->l;
     l.timeout = std::chrono::seconds(o->timeout_s);
+    l.device_order = *parse_enum<lab::DeviceOrder>(o->device_order);
     return lab::run_lab(l, stop_requested());
   };
 }

@@ -28,7 +28,12 @@ Result<sockaddr_un> unix_addr(const std::string& path) {
 }  // namespace
 
 Result<std::unique_ptr<Hub>> Hub::start(const std::vector<std::string>& hub_paths,
-                                        const std::vector<std::string>& guest_paths) {
+                                        const std::vector<std::string>& guest_paths,
+                                        const std::vector<int>& wires) {
+  if (guest_paths.size() != hub_paths.size() ||
+      (!wires.empty() && wires.size() != hub_paths.size())) {
+    return plain_error("lab", "the hub needs a guest socket and a wire for each port");
+  }
   std::unique_ptr<Hub> h(new Hub());
   for (const auto& p : hub_paths) {
     auto addr = unix_addr(p);
@@ -45,6 +50,7 @@ Result<std::unique_ptr<Hub>> Hub::start(const std::vector<std::string>& hub_path
     if (auto addr = unix_addr(g); !addr) return addr.error();
   }
   h->guests_ = guest_paths;
+  h->wires_ = wires.empty() ? std::vector<int>(hub_paths.size(), 1) : wires;
   h->thread_ = std::thread([raw = h.get()] { raw->loop(); });
   return h;
 }
@@ -128,7 +134,7 @@ void Hub::loop() {
         frames_.fetch_add(1);
         if (i < kPorts) from_[i].fetch_add(1);
         for (size_t j = 0; j < n; ++j) {
-          if (j != i) deliver(j, frame.data(), static_cast<size_t>(got));
+          if (j != i && wires_[j] == wires_[i]) deliver(j, frame.data(), static_cast<size_t>(got));
         }
       }
     }

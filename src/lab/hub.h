@@ -1,6 +1,8 @@
-// The lab's wire: every guest's NIC is a unix datagram socket; the hub
-// receives each frame on the guest's hub socket and forwards it to all other
-// guests, like an Ethernet hub. No IP traffic leaves the machine.
+// The lab's wires: every guest's NIC is a unix datagram socket; the hub
+// receives each frame on the NIC's hub socket and forwards it to every other
+// NIC on the same wire, like an Ethernet hub. One hub (one thread) serves
+// all the wires, so a second wire costs a port per host, not a process. No
+// IP traffic leaves the machine.
 #pragma once
 
 #include <array>
@@ -17,16 +19,19 @@ namespace rdmacheck::lab {
 
 class Hub {
  public:
-  // hub_paths[i] is bound here; guest_paths[i] is where guest i listens.
+  static constexpr size_t kPorts = 32;  // ports with their own counters
+  // Port i: hub_paths[i] is bound here, guest_paths[i] is where that NIC's
+  // QEMU listens, wires[i] the wire it is on (empty: all on one wire).
   static Result<std::unique_ptr<Hub>> start(const std::vector<std::string>& hub_paths,
-                                            const std::vector<std::string>& guest_paths);
+                                            const std::vector<std::string>& guest_paths,
+                                            const std::vector<int>& wires = {});
   Hub(const Hub&) = delete;
   Hub& operator=(const Hub&) = delete;
   ~Hub();
   [[nodiscard]] uint64_t frames() const { return frames_.load(); }
   // Frames dropped because a guest's port buffer was full.
   [[nodiscard]] uint64_t dropped() const { return dropped_.load(); }
-  // Per guest i: frames it sent onto the wire, and frames for it the hub dropped.
+  // Per port i: frames it sent onto the wire, and frames for it the hub dropped.
   [[nodiscard]] uint64_t frames_from(size_t i) const { return i < kPorts ? from_[i].load() : 0; }
   [[nodiscard]] uint64_t dropped_to(size_t i) const {
     return i < kPorts ? to_dropped_[i].load() : 0;
@@ -43,10 +48,10 @@ class Hub {
   void loop();
   std::vector<Fd> socks_;
   std::vector<std::string> guests_;
+  std::vector<int> wires_;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> frames_{0};
   std::atomic<uint64_t> dropped_{0};
-  static constexpr size_t kPorts = 16;
   std::array<std::atomic<uint64_t>, kPorts> from_{};
   std::array<std::atomic<uint64_t>, kPorts> to_dropped_{};
   std::array<std::atomic<uint64_t>, kPorts> unheard_{};

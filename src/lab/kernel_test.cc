@@ -89,9 +89,8 @@ TEST(Vm, QemuCommandLine) {
   s.kernel = "/boot/vmlinuz-x";
   s.initrd = "/tmp/l/initrd.cpio";
   s.lab_dir = "/tmp/l";
-  s.wire_local = "/tmp/l/h2.sock";
-  s.wire_remote = "/tmp/l/hub-h2.sock";
-  s.mac = "52:54:00:12:34:02";
+  s.nics = {{"/tmp/l/h2.sock", "/tmp/l/hub-h2.sock", "52:54:00:12:34:02"},
+            {"/tmp/l/h2-2.sock", "/tmp/l/hub-h2-2.sock", "52:54:00:12:35:02"}};
   const auto a = qemu_args(s);
   auto has = [&](const std::string& x) { return std::find(a.begin(), a.end(), x) != a.end(); };
   EXPECT_TRUE(has("tcg,thread=multi"));
@@ -102,6 +101,15 @@ TEST(Vm, QemuCommandLine) {
       has("dgram,id=n0,local.type=unix,local.path=/tmp/l/h2.sock,remote.type=unix,"
           "remote.path=/tmp/l/hub-h2.sock"));
   EXPECT_TRUE(has("virtio-net-pci,netdev=n0,mac=52:54:00:12:34:02"));
+  // The second NIC comes after the first: the guest names them eth0, eth1 in this order.
+  const auto second =
+      std::find(a.begin(), a.end(), "virtio-net-pci,netdev=n1,mac=52:54:00:12:35:02");
+  ASSERT_NE(second, a.end());
+  EXPECT_GT(second,
+            std::find(a.begin(), a.end(), "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:02"));
+  EXPECT_TRUE(
+      has("dgram,id=n1,local.type=unix,local.path=/tmp/l/h2-2.sock,remote.type=unix,"
+          "remote.path=/tmp/l/hub-h2-2.sock"));
   EXPECT_FALSE(has("-enable-kvm"));
 }
 

@@ -108,6 +108,7 @@ class Lab {
   fs::path dir_;
   bool made_dir_ = false;
   std::unique_ptr<Hub> hub_;
+  std::vector<WirePort> ports_;  // the hub's ports, in its order
   std::vector<Guest> guests_;
   std::vector<WireCounters> wire_;  // read once, before the hub stops
 };
@@ -232,8 +233,17 @@ nlohmann::json Lab::result_json(int status, const std::string& why) {
            {"exit", rc ? nlohmann::json(std::atoi(rc->c_str())) : nlohmann::json()},
            {"output", parsed.is_discarded() ? nlohmann::json(out.value_or("")) : parsed}});
     }
+    nlohmann::json nics = nlohmann::json::array();
+    for (const auto& n : g.plan.nics) {
+      nics.push_back({{"wire", n.wire},
+                      {"netdev", n.netdev},
+                      {"device", n.device},
+                      {"address", n.address},
+                      {"name", n.name}});
+    }
     hosts.push_back({{"name", g.plan.name},
                      {"address", g.plan.address},
+                     {"nics", nics},
                      {"boot_s", g.boot_s ? nlohmann::json(*g.boot_s) : nlohmann::json()},
                      {"setup", g.plan.setup},
                      {"serve", g.plan.serve},
@@ -252,7 +262,7 @@ void Lab::collect_wire() {
   const Deadline d = deadline_in(std::chrono::seconds(5));
   while (Clock::now() < d) {
     const bool all = std::all_of(guests_.begin(), guests_.end(), [&](const Guest& g) {
-      return fs::exists(dir_ / g.plan.name / "wire");
+      return fs::exists(dir_ / g.plan.name / "wire.done");
     });
     if (all) return;
     std::vector<pollfd> fds;
@@ -265,14 +275,16 @@ void Lab::collect_wire() {
 std::vector<WireCounters> Lab::wire_counters() {
   std::vector<WireCounters> out;
   if (!hub_) return out;
-  for (size_t i = 0; i < guests_.size(); ++i) {
+  for (size_t i = 0; i < ports_.size(); ++i) {
     WireCounters w;
-    w.host = guests_[i].plan.name;
+    w.host = ports_[i].host;
+    w.wire = ports_[i].nic.wire;
+    w.netdev = ports_[i].nic.netdev;
     w.hub_from = hub_->frames_from(i);
     w.hub_dropped_to = hub_->dropped_to(i);
     w.hub_unheard_to = hub_->unheard_to(i);
     w.hub_max_queue = hub_->max_queue_to(i);
-    if (auto t = read_text(dir_ / w.host / "wire")) w.guest = parse_guest_wire(*t);
+    if (auto t = read_text(dir_ / w.host / ("wire." + w.netdev))) w.guest = parse_guest_wire(*t);
     out.push_back(std::move(w));
   }
   return out;
@@ -319,18 +331,27 @@ int Lab::run() {
   }
   if (auto s = prepare(*plan, *kernel); !s) return finish(kLabFailed, s.error().message());
 
+  static_assert(kMaxHosts * kMaxNics <= static_cast<int>(Hub::kPorts));
+  ports_ = wire_ports(*plan);
   std::vector<std::string> hub_paths;
   std::vector<std::string> guest_paths;
-  for (const auto& g : *plan) {
-    hub_paths.push_back((dir_ / ("hub-" + g.name + ".sock")).string());
-    guest_paths.push_back((dir_ / (g.name + ".sock")).string());
+  std::vector<int> wires;
+  for (const auto& p : ports_) {
+    hub_paths.push_back((dir_ / p.hub_socket).string());
+    guest_paths.push_back((dir_ / p.guest_socket).string());
+    wires.push_back(p.nic.wire);
   }
-  auto hub = Hub::start(hub_paths, guest_paths);
+  auto hub = Hub::start(hub_paths, guest_paths, wires);
   if (!hub) return finish(kLabFailed, hub.error().message());
   hub_ = std::move(*hub);
 
-  std::fprintf(out_, "lab: %zu hosts on 198.18.0.0/24, kernel %s, %s, work dir %s\n", plan->size(),
-               kernel->version.c_str(), o_.accel == "kvm" ? "KVM" : "TCG emulation", dir_.c_str());
+  std::string subnets;
+  for (const auto& n : plan->front().nics) {
+    subnets += fmt::format("{}198.18.{}.0/24", subnets.empty() ? "" : " and ", n.wire - 1);
+  }
+  std::fprintf(out_, "lab: %zu hosts on %s, kernel %s, %s, work dir %s\n", plan->size(),
+               subnets.c_str(), kernel->version.c_str(),
+               o_.accel == "kvm" ? "KVM" : "TCG emulation", dir_.c_str());
   for (size_t i = 0; i < plan->size(); ++i) {
     const GuestPlan& gp = (*plan)[i];
     VmSpec spec;
@@ -341,9 +362,10 @@ int Lab::run() {
     spec.kernel = kernel->image;
     spec.initrd = (dir_ / "initrd.cpio").string();
     spec.lab_dir = dir_.string();
-    spec.wire_local = guest_paths[i];
-    spec.wire_remote = hub_paths[i];
-    spec.mac = fmt::format("52:54:00:12:34:{:02x}", gp.index);
+    for (size_t p = 0; p < ports_.size(); ++p) {
+      if (ports_[p].host != gp.name) continue;  // ports_ is in wire order: eth0 first
+      spec.nics.push_back(VmNic{guest_paths[p], hub_paths[p], ports_[p].nic.mac});
+    }
     Guest g;
     g.plan = gp;
     g.started_at = Clock::now();

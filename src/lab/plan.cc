@@ -22,6 +22,30 @@ Result<int> host_index(const std::string& name, int hosts) {
   return plain_error("lab", fmt::format("unknown host '{}': the lab has h1..h{}", name, hosts));
 }
 
+struct NicTarget {
+  std::string host;
+  int nic = 0;  // 0: none named
+};
+
+// "h2" -> {h2, 0}; "h2-2" -> {h2, 2}, the name of h2's address on wire 2.
+Result<NicTarget> parse_nic_target(const std::string& s, int hosts, int nics) {
+  const auto dash = s.find('-');
+  auto idx = host_index(s.substr(0, dash), hosts);
+  if (!idx) return idx.error();
+  if (dash == std::string::npos) return NicTarget{s, 0};
+  const std::string k = s.substr(dash + 1);
+  if (k.size() == 1 && k[0] >= '1' && k[0] - '0' <= nics)
+    return NicTarget{s.substr(0, dash), k[0] - '0'};
+  return plain_error("lab", fmt::format("unknown NIC '{}': the lab's hosts have NICs 1..{} "
+                                        "(--nics), named like h1-1",
+                                        s, nics));
+}
+
+std::string nic_mac(int wire, int host) {
+  // Wire 1 keeps the single-NIC lab's MACs.
+  return fmt::format("52:54:00:12:{:02x}:{:02x}", 0x34 + wire - 1, host);
+}
+
 // "bash -c" of a list of lines, each echoed first so the transcript shows it.
 std::string command_block(const std::vector<std::string>& cmds, const std::string& kind) {
   std::string out;
@@ -43,24 +67,38 @@ Result<HostCmd> parse_host_cmd(const std::string& s, int hosts) {
   return HostCmd{s.substr(0, colon), s.substr(colon + 1)};
 }
 
-Result<std::vector<HostCmd>> fault_commands(const std::string& fault, int hosts, bool* no_server) {
+Result<std::vector<HostCmd>> fault_commands(const std::string& fault, int hosts, int nics,
+                                            bool* no_server) {
   std::string name = fault;
   std::string host = "h1";  // faults land on the server by default
+  int nic = 0;              // 0: the host's first NIC, or all of them for the firewall
   if (auto at = fault.find('@'); at != std::string::npos) {
     name = fault.substr(0, at);
-    host = fault.substr(at + 1);
+    auto t = parse_nic_target(fault.substr(at + 1), hosts, nics);
+    if (!t) return t.error();
+    host = t->host;
+    nic = t->nic;
   }
-  if (auto idx = host_index(host, hosts); !idx) return idx.error();
   std::string arg;
   if (auto colon = name.find(':'); colon != std::string::npos) {
     arg = name.substr(colon + 1);
     name = name.substr(0, colon);
   }
+  const std::string dev = fmt::format("eth{}", nic == 0 ? 0 : nic - 1);
+  if (nic != 0 && (name == "powersave" || name == "no-server")) {
+    return plain_error("--fault", fmt::format("'{}': {} concerns the whole host, not one NIC: "
+                                              "name the host alone, e.g. @{}",
+                                              fault, name, host));
+  }
   if (name == "firewall" && arg.empty()) {
-    return std::vector<HostCmd>{{host, "iptables -I INPUT -p udp --dport 4791 -j DROP"}};
+    const std::string in = nic == 0 ? "" : " -i " + dev;
+    return std::vector<HostCmd>{{host, "iptables -I INPUT" + in + " -p udp --dport 4791 -j DROP"}};
   }
   if (name == "mtu-mismatch" && arg.empty()) {
-    return std::vector<HostCmd>{{host, "ip link set eth0 mtu 9000"}};
+    return std::vector<HostCmd>{{host, fmt::format("ip link set {} mtu 9000", dev)}};
+  }
+  if (name == "link-down" && arg.empty()) {
+    return std::vector<HostCmd>{{host, fmt::format("ip link set {} down", dev)}};
   }
   if (name == "loss") {
     char* end = nullptr;
@@ -70,7 +108,7 @@ Result<std::vector<HostCmd>> fault_commands(const std::string& fault, int hosts,
                          fmt::format("'{}': loss needs a percentage, e.g. loss:1", fault));
     }
     return std::vector<HostCmd>{
-        {host, fmt::format("tc qdisc add dev eth0 root netem loss {}%", arg)}};
+        {host, fmt::format("tc qdisc add dev {} root netem loss {}%", dev, arg)}};
   }
   if (name == "powersave" && arg.empty()) {
     // The emulated CPU has no cpufreq of its own: a tmpfs over cpu0 shows
@@ -87,8 +125,8 @@ Result<std::vector<HostCmd>> fault_commands(const std::string& fault, int hosts,
     return std::vector<HostCmd>{};
   }
   return plain_error("--fault", fmt::format("unknown fault '{}': choose firewall, mtu-mismatch, "
-                                            "loss:PERCENT, powersave or no-server, optionally "
-                                            "@HOST",
+                                            "loss:PERCENT, link-down, powersave or no-server, "
+                                            "optionally @HOST or @HOST-NIC (e.g. @h2-2)",
                                             fault));
 }
 
@@ -96,17 +134,29 @@ Result<std::vector<GuestPlan>> make_plan(const LabOptions& o) {
   if (o.hosts < 1 || o.hosts > kMaxHosts) {
     return plain_error("--hosts", fmt::format("{} hosts: the lab runs 1..{}", o.hosts, kMaxHosts));
   }
+  if (o.nics < 1 || o.nics > kMaxNics) {
+    return plain_error("--nics", fmt::format("{} NICs: a lab host has 1..{}", o.nics, kMaxNics));
+  }
   std::vector<GuestPlan> plan;
   for (int i = 1; i <= o.hosts; ++i) {
     GuestPlan g;
     g.name = host_name(i);
     g.index = i;
-    g.address = fmt::format("198.18.0.{}", i);
+    for (int k = 1; k <= o.nics; ++k) {
+      const int dev = o.device_order == DeviceOrder::kNics ? k - 1 : o.nics - k;
+      g.nics.push_back(GuestNic{.wire = k,
+                                .netdev = fmt::format("eth{}", k - 1),
+                                .device = fmt::format("rxe{}", dev),
+                                .address = fmt::format("198.18.{}.{}", k - 1, i),
+                                .name = fmt::format("{}-{}", g.name, k),
+                                .mac = nic_mac(k, i)});
+    }
+    g.address = g.nics.front().address;
     plan.push_back(std::move(g));
   }
   bool no_server = false;
   for (const auto& f : o.faults) {
-    auto cmds = fault_commands(f, o.hosts, &no_server);
+    auto cmds = fault_commands(f, o.hosts, o.nics, &no_server);
     if (!cmds) return cmds.error();
     for (auto& c : *cmds) plan[std::stoi(c.host.substr(1)) - 1].setup.push_back(c.cmd);
   }
@@ -131,9 +181,63 @@ Result<std::vector<GuestPlan>> make_plan(const LabOptions& o) {
 
 std::string hosts_file(const std::vector<GuestPlan>& plan) {
   std::string out = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n";
-  for (const auto& g : plan) out += fmt::format("{}\t{}\n", g.address, g.name);
+  for (const auto& g : plan) {
+    for (const auto& n : g.nics) {
+      out += n.wire == 1 ? fmt::format("{}\t{} {}\n", n.address, g.name, n.name)
+                         : fmt::format("{}\t{}\n", n.address, n.name);
+    }
+  }
   return out;
 }
+
+std::vector<WirePort> wire_ports(const std::vector<GuestPlan>& plan) {
+  std::vector<WirePort> ports;
+  size_t nics = 0;
+  for (const auto& g : plan) nics = std::max(nics, g.nics.size());
+  for (size_t k = 0; k < nics; ++k) {
+    for (const auto& g : plan) {
+      if (k >= g.nics.size()) continue;
+      const GuestNic& n = g.nics[k];
+      ports.push_back(WirePort{g.name, n, fmt::format("hub-{}.sock", n.name), n.name + ".sock"});
+    }
+  }
+  return ports;
+}
+
+namespace {
+
+// Brings up each NIC (after checking it is the one on the planned wire: the
+// guest names them in PCI order) and creates the rxe devices in the order of
+// their names, as a driver would probe them.
+std::string network_script(const GuestPlan& g) {
+  std::string s;
+  for (const auto& n : g.nics) {
+    s += fmt::format(
+        "[ \"$(cat /sys/class/net/{0}/address 2>/dev/null)\" = {1} ] || "
+        "die \"{0} is not the NIC with MAC {1} (wire {2})\"\n"
+        "ip addr add {3}/24 dev {0} || die \"no {0}\"\n"
+        "ip link set {0} up\n",
+        n.netdev, n.mac, n.wire, n.address);
+  }
+  std::vector<GuestNic> by_device = g.nics;
+  std::sort(by_device.begin(), by_device.end(),
+            [](const GuestNic& a, const GuestNic& b) { return a.device < b.device; });
+  for (const auto& n : by_device) {
+    s += fmt::format("rdma link add {0} type rxe netdev {1} || die \"rdma link add {0} failed\"\n",
+                     n.device, n.netdev);
+  }
+  for (const auto& n : by_device) {
+    s += fmt::format(
+        "for i in $(seq 100); do grep -q ACTIVE /sys/class/infiniband/{0}/ports/1/state "
+        "2>/dev/null && break; sleep 0.1; done\n"
+        "grep -q ACTIVE /sys/class/infiniband/{0}/ports/1/state || "
+        "die \"{0} port 1 did not become ACTIVE\"\n",
+        n.device);
+  }
+  return s;
+}
+
+}  // namespace
 
 std::string guest_script(const GuestPlan& g, const std::vector<GuestPlan>& plan) {
   std::string others;
@@ -162,15 +266,11 @@ mount --bind $LAB/hosts /etc/hosts
 step network
 modprobe -a virtio_net rdma_rxe ib_uverbs rdma_ucm || die "cannot load the RDMA modules"
 ip link set lo up
-ip addr add {address}/24 dev eth0 || die "no eth0"
-ip link set eth0 up
-rdma link add rxe0 type rxe netdev eth0 || die "rdma link add rxe0 failed"
-for i in $(seq 100); do grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null && break; sleep 0.1; done
-grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state || die "rxe0 port 1 did not become ACTIVE"
-step setup
 )SH",
                               fmt::arg("name", g.name), fmt::arg("others", others),
-                              fmt::arg("address", g.address), fmt::arg("key", kLabKeyFile));
+                              fmt::arg("key", kLabKeyFile));
+  s += network_script(g);
+  s += "step setup\n";
   s += command_block(g.setup, "setup");
   s += "touch $D/ready\nwait_all ready\n";
   if (g.serve) {
@@ -189,7 +289,9 @@ tail -n +2 -f $D/serve.log &
     // stops every guest once all runners are done.
     s += "echo $worst > $D/exit\nstep done\nsync\n";
   }
-  s += collect_script();
+  std::vector<std::string> netdevs;
+  for (const auto& n : g.nics) netdevs.push_back(n.netdev);
+  s += collect_script(netdevs);
   s += "while true; do sleep 3600; done\n";
   return s;
 }

@@ -6,7 +6,28 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_table.h"
 #include "base/result.h"
+
+namespace rdmacheck::lab {
+
+// Which NIC each rxe device sits on. On real hosts mlx5_0 is often not the
+// NIC that routes to the peer: kReversed makes the lab's device order
+// disagree with its NIC order (rxe0 on the last NIC), so that only a choice
+// by route, never "the first device", finds the right one.
+enum class DeviceOrder { kNics, kReversed };
+
+}  // namespace rdmacheck::lab
+
+namespace rdmacheck {
+template <>
+struct EnumNames<lab::DeviceOrder> {
+  static constexpr std::array<std::pair<lab::DeviceOrder, std::string_view>, 2> table{{
+      {lab::DeviceOrder::kNics, "nics"},
+      {lab::DeviceOrder::kReversed, "reversed"},
+  }};
+};
+}  // namespace rdmacheck
 
 namespace rdmacheck::lab {
 
@@ -17,9 +38,11 @@ struct HostCmd {
 
 struct LabOptions {
   int hosts = 2;
+  int nics = 1;  // NICs per host, each on its own wire
+  DeviceOrder device_order = DeviceOrder::kNics;
   std::vector<std::string> setup;   // "HOST:CMD"
   std::vector<std::string> run;     // "HOST:CMD"
-  std::vector<std::string> faults;  // "NAME[@HOST]"
+  std::vector<std::string> faults;  // "NAME[:ARG][@HOST[-NIC]]"
   std::string serve_args;           // appended to h1's serve command line
   bool json = false;
   bool verbose = false;  // also show kernel messages
@@ -31,10 +54,22 @@ struct LabOptions {
   std::chrono::seconds timeout{300};
 };
 
+// NIC k (1-based) of host H: on wire k, netdev eth(k-1), 198.18.(k-1).H/24,
+// named hH-k in /etc/hosts.
+struct GuestNic {
+  int wire = 1;
+  std::string netdev;   // "eth0"
+  std::string device;   // the rxe device on it: "rxe0" (the reverse with DeviceOrder::kReversed)
+  std::string address;  // "198.18.0.1"
+  std::string name;     // "h1-1"
+  std::string mac;      // "52:54:00:12:34:01"
+};
+
 struct GuestPlan {
   std::string name;  // "h1"
   int index = 1;
-  std::string address;  // "198.18.0.1"
+  std::string address;         // "198.18.0.1": the first wire's, which the host name resolves to
+  std::vector<GuestNic> nics;  // nics[k - 1] sits on wire k
   std::vector<std::string> setup;
   bool serve = false;
   std::string serve_args;
@@ -47,11 +82,28 @@ struct GuestPlan {
 constexpr const char* kLabKeyFile = "lab.psk";
 
 constexpr int kMaxHosts = 8;
+constexpr int kMaxNics = 3;
+
+// One port of the hub: a guest's NIC on one wire. The hub forwards a frame
+// only between ports of the same wire. Socket names are relative to the lab's
+// directory.
+struct WirePort {
+  std::string host;  // "h1"
+  GuestNic nic;
+  std::string hub_socket;    // "hub-h1-2.sock": the hub's end
+  std::string guest_socket;  // "h1-2.sock": QEMU's end
+};
+
+// Every NIC of every host, wire by wire (wire 1's ports first, in host order).
+std::vector<WirePort> wire_ports(const std::vector<GuestPlan>& plan);
 
 // "h2:rdmacheck ping h1" -> {h2, "rdmacheck ping h1"}; the host must exist.
 Result<HostCmd> parse_host_cmd(const std::string& s, int hosts);
-// Setup commands for a built-in fault: firewall, mtu-mismatch, loss:PERCENT, no-server.
-Result<std::vector<HostCmd>> fault_commands(const std::string& fault, int hosts, bool* no_server);
+// Setup commands for a built-in fault: firewall, mtu-mismatch, loss:PERCENT,
+// link-down, powersave, no-server; "@h2" puts it on h2, "@h2-2" on h2's NIC 2
+// (eth1) alone.
+Result<std::vector<HostCmd>> fault_commands(const std::string& fault, int hosts, int nics,
+                                            bool* no_server);
 
 Result<std::vector<GuestPlan>> make_plan(const LabOptions& o);
 

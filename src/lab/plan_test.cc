@@ -107,7 +107,127 @@ TEST(Plan, HostsFile) {
   LabOptions o;
   o.hosts = 3;
   const auto h = hosts_file(*make_plan(o));
-  EXPECT_NE(h.find("198.18.0.3\th3\n"), std::string::npos);
+  EXPECT_NE(h.find("198.18.0.3\th3 h3-1\n"), std::string::npos);
+}
+
+TEST(Plan, EachNicHasItsWireSubnetNameAndDevice) {
+  LabOptions o;
+  o.nics = 3;
+  auto p = make_plan(o);
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  const GuestPlan& h2 = (*p)[1];
+  EXPECT_EQ(h2.address, "198.18.0.2");  // the host name stays on the first wire
+  ASSERT_EQ(h2.nics.size(), 3u);
+  for (int k = 1; k <= 3; ++k) {
+    const GuestNic& n = h2.nics[k - 1];
+    EXPECT_EQ(n.wire, k);
+    EXPECT_EQ(n.netdev, "eth" + std::to_string(k - 1));
+    EXPECT_EQ(n.device, "rxe" + std::to_string(k - 1));
+    EXPECT_EQ(n.address, "198.18." + std::to_string(k - 1) + ".2");
+    EXPECT_EQ(n.name, "h2-" + std::to_string(k));
+  }
+  // Wire 1 keeps the single-NIC lab's MACs; every MAC is unique.
+  EXPECT_EQ(h2.nics[0].mac, "52:54:00:12:34:02");
+  EXPECT_EQ(h2.nics[1].mac, "52:54:00:12:35:02");
+  EXPECT_NE((*p)[0].nics[1].mac, h2.nics[1].mac);
+}
+
+TEST(Plan, ReversedDeviceOrderPutsRxe0OnTheLastNic) {
+  LabOptions o;
+  o.nics = 2;
+  o.device_order = DeviceOrder::kReversed;
+  auto p = make_plan(o);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ((*p)[0].nics[0].netdev, "eth0");
+  EXPECT_EQ((*p)[0].nics[0].device, "rxe1");
+  EXPECT_EQ((*p)[0].nics[1].netdev, "eth1");
+  EXPECT_EQ((*p)[0].nics[1].device, "rxe0");
+  const std::string s = guest_script((*p)[0], *p);
+  const auto rxe0 = s.find("rdma link add rxe0 type rxe netdev eth1");
+  const auto rxe1 = s.find("rdma link add rxe1 type rxe netdev eth0");
+  ASSERT_NE(rxe0, std::string::npos) << s;
+  ASSERT_NE(rxe1, std::string::npos) << s;
+  EXPECT_LT(rxe0, rxe1) << "devices are created in the order of their names, as probed";
+  EXPECT_EQ(parse_enum<DeviceOrder>("reversed"), DeviceOrder::kReversed);
+  EXPECT_EQ(parse_enum<DeviceOrder>("nics"), DeviceOrder::kNics);
+}
+
+TEST(Plan, GuestScriptBringsUpEveryNicAfterCheckingItsMac) {
+  LabOptions o;
+  o.nics = 2;
+  auto p = make_plan(o);
+  const std::string s = guest_script((*p)[1], *p);
+  const auto pos = [&](const std::string& needle) { return s.find(needle); };
+  ASSERT_NE(pos("/sys/class/net/eth1/address"), std::string::npos) << s;
+  EXPECT_NE(pos("= 52:54:00:12:35:02 ]"), std::string::npos) << s;
+  EXPECT_LT(pos("ip addr add 198.18.0.2/24 dev eth0"), pos("ip addr add 198.18.1.2/24 dev eth1"));
+  EXPECT_LT(pos("ip addr add 198.18.1.2/24 dev eth1"), pos("rdma link add rxe0"));
+  EXPECT_LT(pos("rdma link add rxe0 type rxe netdev eth0"),
+            pos("rdma link add rxe1 type rxe netdev eth1"));
+  EXPECT_LT(pos("/sys/class/infiniband/rxe1/ports/1/state"), pos("step setup"));
+  // The wire counters come back for every NIC.
+  EXPECT_NE(pos("for n in eth0 eth1; do"), std::string::npos) << s;
+  EXPECT_NE(pos("touch $D/wire.done"), std::string::npos);
+}
+
+TEST(Plan, HostsFileNamesEveryAddress) {
+  LabOptions o;
+  o.nics = 2;
+  EXPECT_EQ(hosts_file(*make_plan(o)),
+            "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+            "198.18.0.1\th1 h1-1\n198.18.1.1\th1-2\n"
+            "198.18.0.2\th2 h2-1\n198.18.1.2\th2-2\n");
+}
+
+// The hub forwards only between ports of one wire: NIC k of every host.
+TEST(Plan, WirePortsGroupEachWiresNics) {
+  LabOptions o;
+  o.hosts = 3;
+  o.nics = 2;
+  const auto ports = wire_ports(*make_plan(o));
+  ASSERT_EQ(ports.size(), 6u);
+  const std::vector<std::pair<std::string, int>> want = {{"h1", 1}, {"h2", 1}, {"h3", 1},
+                                                         {"h1", 2}, {"h2", 2}, {"h3", 2}};
+  for (size_t i = 0; i < ports.size(); ++i) {
+    EXPECT_EQ(ports[i].host, want[i].first);
+    EXPECT_EQ(ports[i].nic.wire, want[i].second);
+  }
+  EXPECT_EQ(ports[4].nic.netdev, "eth1");
+  EXPECT_EQ(ports[4].hub_socket, "hub-h2-2.sock");
+  EXPECT_EQ(ports[4].guest_socket, "h2-2.sock");
+  EXPECT_EQ(ports[1].guest_socket, "h2-1.sock");
+}
+
+TEST(Plan, FaultsCanTargetOneNic) {
+  LabOptions o;
+  o.nics = 2;
+  o.faults = {"link-down@h2-2", "loss:3@h1-2", "firewall@h1-2", "mtu-mismatch@h2"};
+  auto p = make_plan(o);
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  EXPECT_EQ((*p)[0].setup,
+            (std::vector<std::string>{"tc qdisc add dev eth1 root netem loss 3%",
+                                      "iptables -I INPUT -i eth1 -p udp --dport 4791 -j DROP"}));
+  EXPECT_EQ((*p)[1].setup,
+            (std::vector<std::string>{"ip link set eth1 down", "ip link set eth0 mtu 9000"}));
+  o.faults = {"link-down"};  // a host alone: its first NIC
+  EXPECT_EQ(make_plan(o)->front().setup, std::vector<std::string>{"ip link set eth0 down"});
+}
+
+TEST(Plan, BadNicsAndNicTargetsAreRefused) {
+  LabOptions o;
+  o.nics = 2;
+  for (const std::string f : {"link-down@h2-3", "link-down@h2-0", "link-down@h3-1", "loss:1@h2-",
+                              "powersave@h1-1", "no-server@h1-2"}) {
+    o.faults = {f};
+    EXPECT_FALSE(make_plan(o).ok()) << f;
+  }
+  o.faults = {"link-down@h2-3"};
+  EXPECT_NE(make_plan(o).error().message().find("NICs 1..2"), std::string::npos);
+  o.faults = {};
+  o.nics = 0;
+  EXPECT_FALSE(make_plan(o).ok());
+  o.nics = kMaxNics + 1;
+  EXPECT_FALSE(make_plan(o).ok());
 }
 
 }  // namespace

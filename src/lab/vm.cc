@@ -57,13 +57,15 @@ std::vector<std::string> qemu_args(const VmSpec& s) {
       "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
       "-virtfs",
       fmt::format("local,path={},mount_tag=lab,security_model=none", s.lab_dir),
-      "-netdev",
-      fmt::format("dgram,id=n0,local.type=unix,local.path={},remote.type=unix,"
-                  "remote.path={}",
-                  s.wire_local, s.wire_remote),
-      "-device",
-      fmt::format("virtio-net-pci,netdev=n0,mac={}", s.mac),
   };
+  for (size_t i = 0; i < s.nics.size(); ++i) {
+    const VmNic& n = s.nics[i];
+    a.insert(a.end(), {"-netdev",
+                       fmt::format("dgram,id=n{},local.type=unix,local.path={},remote.type=unix,"
+                                   "remote.path={}",
+                                   i, n.wire_local, n.wire_remote),
+                       "-device", fmt::format("virtio-net-pci,netdev=n{},mac={}", i, n.mac)});
+  }
   return a;
 }
 

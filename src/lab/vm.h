@@ -1,6 +1,6 @@
 // One lab guest: a QEMU process under TCG with the host's root exported
-// read-only over 9p, the lab directory exported writable, and one virtio NIC
-// on a unix-datagram wire. Its console (stdout+stderr) is a pipe we read.
+// read-only over 9p, the lab directory exported writable, and a virtio NIC
+// per unix-datagram wire. Its console (stdout+stderr) is a pipe we read.
 #pragma once
 
 #include <sys/types.h>
@@ -13,6 +13,14 @@
 
 namespace rdmacheck::lab {
 
+// One virtio NIC on a unix-datagram wire; the guest names them eth0, eth1,
+// ... in this order (PCI order).
+struct VmNic {
+  std::string wire_local;   // our end of the unix-datagram wire
+  std::string wire_remote;  // the hub's end
+  std::string mac;          // "52:54:00:12:34:01"
+};
+
 struct VmSpec {
   std::string name;  // "h1"
   std::string qemu = "qemu-system-x86_64";
@@ -20,10 +28,8 @@ struct VmSpec {
   int memory_mb = 768;
   std::string kernel;  // image
   std::string initrd;
-  std::string lab_dir;      // exported writable as mount tag "lab"
-  std::string wire_local;   // our end of the unix-datagram wire
-  std::string wire_remote;  // the hub's end
-  std::string mac;          // "52:54:00:12:34:01"
+  std::string lab_dir;  // exported writable as mount tag "lab"
+  std::vector<VmNic> nics;
 };
 
 // The QEMU command line (pure; tested).

@@ -36,10 +36,11 @@ std::string format_wire(const WireCounters& w) {
   std::string out = fmt::format(
       "lab: wire {}: sent {} frames onto the hub; towards it the hub dropped {} (queue full), "
       "queued at most {}, and {} more came before it was up",
-      w.host, w.hub_from, w.hub_dropped_to, w.hub_max_queue, w.hub_unheard_to);
+      w.wire == 1 ? w.host : fmt::format("{}-{}", w.host, w.wire), w.hub_from, w.hub_dropped_to,
+      w.hub_max_queue, w.hub_unheard_to);
   if (w.guest) {
-    out += fmt::format("; guest eth0 tx {} rx {} packets, qdisc dropped {}", w.guest->tx_packets,
-                       w.guest->rx_packets, w.guest->qdisc_dropped);
+    out += fmt::format("; guest {} tx {} rx {} packets, qdisc dropped {}", w.netdev,
+                       w.guest->tx_packets, w.guest->rx_packets, w.guest->qdisc_dropped);
   } else {
     out += "; the guest's own counters did not come back";
   }
@@ -48,6 +49,8 @@ std::string format_wire(const WireCounters& w) {
 
 nlohmann::json to_json(const WireCounters& w) {
   nlohmann::json j = {{"host", w.host},
+                      {"wire", w.wire},
+                      {"netdev", w.netdev},
                       {"hub_from", w.hub_from},
                       {"hub_dropped_to", w.hub_dropped_to},
                       {"hub_unheard_to", w.hub_unheard_to},
@@ -61,13 +64,18 @@ nlohmann::json to_json(const WireCounters& w) {
   return j;
 }
 
-std::string collect_script() {
+std::string collect_script(const std::vector<std::string>& netdevs) {
+  std::string list;
+  for (const auto& n : netdevs) list += (list.empty() ? "" : " ") + n;
   // One sleep a second: cheap enough on an emulated CPU during the test.
-  return R"SH(while [ ! -e $LAB/collect ]; do sleep 1; done
-{ for c in tx_packets rx_packets; do echo "$c $(cat /sys/class/net/eth0/statistics/$c)"; done
-  tc -s qdisc show dev eth0; } > $D/wire.tmp 2>&1
-mv $D/wire.tmp $D/wire
-)SH";
+  return fmt::format(R"SH(while [ ! -e $LAB/collect ]; do sleep 1; done
+for n in {}; do
+  {{ for c in tx_packets rx_packets; do echo "$c $(cat /sys/class/net/$n/statistics/$c)"; done
+    tc -s qdisc show dev $n; }} > $D/wire.$n 2>&1
+done
+touch $D/wire.done
+)SH",
+                     list);
 }
 
 }  // namespace rdmacheck::lab

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace rdmacheck::lab {
 
@@ -16,12 +17,14 @@ struct GuestWire {
   uint64_t qdisc_dropped = 0;  // tc -s qdisc: netem's loss and full queues
 };
 
-// Parses what the guest script writes at the end: "tx_packets N" lines and
-// the output of `tc -s qdisc show dev eth0`. nullopt when nothing is there.
+// Parses what the guest script writes at the end for one NIC: "tx_packets N"
+// lines and the output of `tc -s qdisc show dev ethK`. nullopt when nothing is there.
 std::optional<GuestWire> parse_guest_wire(const std::string& text);
 
 struct WireCounters {
   std::string host;
+  int wire = 1;                 // the lab's wire (NIC k of every host sits on wire k)
+  std::string netdev = "eth0";  // the host's NIC on that wire
   uint64_t hub_from = 0;        // frames the hub received from this host
   uint64_t hub_dropped_to = 0;  // frames for this host the hub dropped (port buffer full)
   uint64_t hub_unheard_to = 0;  // frames for this host before its QEMU listened (boot)
@@ -30,11 +33,12 @@ struct WireCounters {
 };
 
 // "lab: wire h1: sent 5321 frames, hub dropped 0 towards it; in the guest: tx 5321 rx 5010
-// packets, qdisc dropped 0"
+// packets, qdisc dropped 0"; on wire k > 1 the NIC is named as in /etc/hosts ("wire h1-2").
 std::string format_wire(const WireCounters& w);
 nlohmann::json to_json(const WireCounters& w);
 
-// The guest script's last step: write the counters to $D/wire once $LAB/collect appears.
-std::string collect_script();
+// The guest script's last step: once $LAB/collect appears, write each
+// NETDEV's counters to $D/wire.NETDEV, then $D/wire.done.
+std::string collect_script(const std::vector<std::string>& netdevs);
 
 }  // namespace rdmacheck::lab

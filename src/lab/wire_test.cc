@@ -19,7 +19,7 @@ TEST(Wire, ParsesTheGuestsCountersAndNetemDrops) {
 }
 
 TEST(Wire, OneLinePerHost) {
-  WireCounters c{"h2", 100, 0, 2, 7, GuestWire{101, 99, 3}};
+  WireCounters c{"h2", 1, "eth0", 100, 0, 2, 7, GuestWire{101, 99, 3}};
   EXPECT_EQ(
       format_wire(c),
       "lab: wire h2: sent 100 frames onto the hub; towards it the hub dropped 0 (queue full), "
@@ -28,6 +28,18 @@ TEST(Wire, OneLinePerHost) {
   EXPECT_EQ(to_json(c)["guest"]["qdisc_dropped"], 3);
   c.guest.reset();
   EXPECT_NE(format_wire(c).find("did not come back"), std::string::npos);
+}
+
+// Every NIC of a host has its own row, named as in /etc/hosts; JSON keeps
+// "host" and adds the wire and the netdev.
+TEST(Wire, OneLinePerHostAndWire) {
+  const WireCounters c{"h2", 2, "eth1", 10, 0, 0, 1, GuestWire{10, 9, 0}};
+  EXPECT_EQ(format_wire(c).substr(0, 30), "lab: wire h2-2: sent 10 frames");
+  EXPECT_NE(format_wire(c).find("guest eth1 tx 10 rx 9"), std::string::npos);
+  const auto j = to_json(c);
+  EXPECT_EQ(j["host"], "h2");
+  EXPECT_EQ(j["wire"], 2);
+  EXPECT_EQ(j["netdev"], "eth1");
 }
 
 }  // namespace
