@@ -1,6 +1,5 @@
 #include "host/firewall.h"
 
-#include <arpa/inet.h>
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 
 #include "base/subprocess.h"
 #include "host/firewall_model.h"
+#include "net/ip_match.h"
 
 namespace rdmacheck {
 namespace {
@@ -43,34 +43,9 @@ bool matches_only_some(const std::string& rendered) {
 }
 
 bool address_in_prefix(const std::string& address, const std::string& prefix) {
-  const auto slash = prefix.find('/');
-  const std::string net = prefix.substr(0, slash);
-  unsigned char a[16] = {};
-  unsigned char n[16] = {};
-  const bool v4 = net.find(':') == std::string::npos;
-  if (v4 != (address.find(':') == std::string::npos)) return false;
-  const int family = v4 ? AF_INET : AF_INET6;
-  if (::inet_pton(family, address.c_str(), a) != 1 || ::inet_pton(family, net.c_str(), n) != 1) {
-    return false;
-  }
-  const int max_bits = v4 ? 32 : 128;
-  int bits = max_bits;
-  if (slash != std::string::npos) {
-    try {
-      size_t used = 0;
-      bits = std::stoi(prefix.substr(slash + 1), &used);
-      if (used != prefix.size() - slash - 1) return false;
-    } catch (const std::exception&) {
-      return false;
-    }
-    if (bits < 0 || bits > max_bits) return false;
-  }
-  for (int i = 0; i < bits; ++i) {
-    const int byte = i / 8;
-    const int mask = 0x80 >> (i % 8);
-    if ((a[byte] & mask) != (n[byte] & mask)) return false;
-  }
-  return true;
+  const auto ip = parse_ip(address);
+  const auto cidr = parse_cidr(prefix);
+  return ip && cidr && contains(*cidr, *ip);
 }
 
 bool covers_path(const std::string& rendered, const std::vector<std::string>& addresses) {
