@@ -18,6 +18,7 @@
 #include "lab/initramfs.h"
 #include "lab/kernel.h"
 #include "lab/vm.h"
+#include "lab/vmlinux.h"
 #include "lab/wire.h"
 #include "sysfs/fs_root.h"
 
@@ -106,6 +107,7 @@ class Lab {
   const std::atomic<bool>& stop_;
   std::FILE* out_;
   fs::path dir_;
+  std::string boot_image_;  // the unpacked vmlinux in dir_, or the bzImage itself
   bool made_dir_ = false;
   std::unique_ptr<Hub> hub_;
   std::vector<WirePort> ports_;  // the hub's ports, in its order
@@ -131,6 +133,16 @@ Status Lab::prepare(const std::vector<GuestPlan>& plan, const Kernel& k) {
                 ec);
   if (ec) return code_error("copy", ec.value(), "/proc/self/exe");
   if (auto s = write_initramfs((dir_ / "initrd.cpio").string(), k, "/bin/busybox"); !s) return s;
+  boot_image_ = k.image;
+  auto image = FsRoot("/").read(k.image);
+  if (!image) return image.error();
+  if (auto vmlinux = unpack_vmlinux(*image); !vmlinux) {
+    std::fprintf(out_, "lab: booting the compressed %s (slower under TCG): %s\n", k.image.c_str(),
+                 vmlinux.error().message().c_str());
+  } else {
+    if (auto s = write_file(dir_ / "vmlinux", *vmlinux); !s) return s;
+    boot_image_ = (dir_ / "vmlinux").string();
+  }
   if (auto s = write_file(dir_ / "hosts", hosts_file(plan)); !s) return s;
   // A fresh key per boot, owner-only: serve refuses a key file others may read.
   std::string key(32, '\0');
@@ -359,7 +371,7 @@ int Lab::run() {
     spec.qemu = qemu;
     spec.accel = o_.accel;
     spec.memory_mb = o_.memory_mb;
-    spec.kernel = kernel->image;
+    spec.kernel = boot_image_;
     spec.initrd = (dir_ / "initrd.cpio").string();
     spec.lab_dir = dir_.string();
     for (size_t p = 0; p < ports_.size(); ++p) {

@@ -60,11 +60,13 @@ std::vector<std::string> qemu_args(const VmSpec& s) {
   };
   for (size_t i = 0; i < s.nics.size(); ++i) {
     const VmNic& n = s.nics[i];
-    a.insert(a.end(), {"-netdev",
-                       fmt::format("dgram,id=n{},local.type=unix,local.path={},remote.type=unix,"
-                                   "remote.path={}",
-                                   i, n.wire_local, n.wire_remote),
-                       "-device", fmt::format("virtio-net-pci,netdev=n{},mac={}", i, n.mac)});
+    a.insert(a.end(),
+             {"-netdev",
+              fmt::format("dgram,id=n{},local.type=unix,local.path={},remote.type=unix,"
+                          "remote.path={}",
+                          i, n.wire_local, n.wire_remote),
+              // No iPXE option ROM: the guests boot a kernel, never the network.
+              "-device", fmt::format("virtio-net-pci,netdev=n{},mac={},romfile=", i, n.mac)});
   }
   return a;
 }
