@@ -40,8 +40,7 @@ struct PerfOpts {
 
 // The options of both commands; bw's posting knobs only where they mean something.
 void declare(CLI::App& app, PerfOpts& o, bool bw) {
-  add_target_options(app, o.p.target,
-                     TargetFlags{.short_ib_port = true, .src = true, .path_mtu = true});
+  add_target_options(app, o.p.target, TargetFlags{.src = true, .path_mtu = true});
   app.add_option("--op", o.op,
                  "write | read | send | atomic_fadd | atomic_cswap" +
                      std::string(bw ? " | write_imm" : "") + " (default: write)")

@@ -13,6 +13,7 @@ Runner attach_ping(CLI::App& app) {
   struct Opts {
     conn::PingOptions p;
     bool ud = false;
+    std::string connection = "RC";
     OutputFlags out;
     bool no_ladder = false;
     double timeout_s = 15;
@@ -22,16 +23,29 @@ Runner attach_ping(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   add_target_options(app, o->p.target, TargetFlags{.src = true});
-  app.add_flag("--ud", o->ud, "ping with UD datagrams (messages up to one MTU) instead of RC");
+  app.add_option("-c,--connection", o->connection,
+                 "transport, as perftest's -c: RC, or UD (datagrams up to one MTU)")
+      ->check(CLI::Validator(
+          [](const std::string& v) -> std::string {
+            if (v == "RC" || v == "UD" || v == "rc" || v == "ud") return {};
+            if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos) {
+              return "-c is the connection type (RC or UD), as in perftest; the number of pings "
+                     "is -n N (--count N)";
+            }
+            return "the connection type is RC or UD";
+          },
+          "RC|UD"))
+      ->default_val("RC");
+  app.add_flag("--ud", o->ud, "the same as -c UD");
   app.add_flag("--write", o->p.write,
                "RDMA WRITE with immediate instead of SEND (the peer's buffer is written directly)");
   app.add_flag("--cm", o->p.cm,
                "connect through librdmacm (resolve address, route, connect) as rping does, each "
                "event timed; RC send only");
-  app.add_option("-c,--count", o->p.count, "number of pings")
+  app.add_option("-n,--count", o->p.count, "number of pings, as perftest's -n")
       ->check(CLI::Range(1, 1000000))
       ->default_val(5);
-  app.add_option("-i,--interval", o->p.interval_s, "seconds between pings")
+  app.add_option("--interval", o->p.interval_s, "seconds between pings")
       ->check(CLI::Range(0.0, 60.0))
       ->default_val(0.2);
   app.add_option("-s,--size", o->p.size, "message size; units as typed: 4k, 1M, 64KiB")
@@ -61,10 +75,11 @@ Runner attach_ping(CLI::App& app) {
       "the cause).");
   return [o, &app]() {
     conn::PingOptions p = o->p;
-    p.transport = o->ud ? proto::Transport::kUd : proto::Transport::kRc;
-    if (p.cm && (o->ud || p.write))
+    const bool ud = o->ud || o->connection == "UD" || o->connection == "ud";
+    p.transport = ud ? proto::Transport::kUd : proto::Transport::kRc;
+    if (p.cm && (ud || p.write))
       return usage_error(app, "--cm pings with RC sends; drop --ud/--write");
-    if (o->ud && p.write) return usage_error(app, "--write needs RC; UD carries only sends");
+    if (ud && p.write) return usage_error(app, "--write needs RC; UD carries only sends");
     p.ladder = !o->no_ladder;
     p.timeout = std::chrono::milliseconds(static_cast<int64_t>(o->timeout_s * 1000));
     p.ping_timeout = std::chrono::milliseconds(static_cast<int64_t>(o->ping_timeout_s * 1000));

@@ -18,10 +18,10 @@ Runner attach_serve(CLI::App& app) {
     bool no_share_doctor = false;
   };
   auto o = std::make_shared<Opts>();
-  app.add_option("-b,--bind", o->s.bind, "address to listen on (default: all)");
+  app.add_option("--bind", o->s.bind, "address to listen on (default: all)");
   app.add_option("-p,--port", o->s.tcp_port, "TCP port to listen on")
       ->default_val(proto::kDefaultPort);
-  add_device_options(app, o->s.dev, TargetFlags{.short_ib_port = true});
+  add_device_options(app, o->s.dev);
   auto* psk = app.add_option(
       "--psk-file", o->psk_files,
       "pre-shared key clients must prove (HMAC challenge-response; the key never crosses the "

@@ -4,12 +4,20 @@
 
 namespace rdmacheck::cli {
 
-void add_device_options(CLI::App& app, conn::DeviceChoice& dev, TargetFlags f) {
+void add_device_options(CLI::App& app, conn::DeviceChoice& dev) {
   app.add_option("-d,--device,--ib-dev", dev.device,
                  "RDMA device (default: the one whose netdev routes to the peer, else the first "
                  "ACTIVE one)");
-  app.add_option(f.short_ib_port ? "-i,--ib-port" : "--ib-port", dev.ib_port,
-                 "device port (default: the first ACTIVE one)")
+  app.add_option("-i,--ib-port", dev.ib_port,
+                 "device port, as perftest's -i (default: the port of the device that routes to "
+                 "the peer, else the first ACTIVE one)")
+      ->check(CLI::Validator(
+          [](const std::string& v) -> std::string {
+            if (v.find_first_not_of("0123456789") == std::string::npos && !v.empty()) return {};
+            return "-i is the device port (an integer), as in perftest; ping's interval is "
+                   "--interval SECONDS";
+          },
+          "PORT"))
       ->check(CLI::Range(0, 255));
   app.add_option("-x,--gid-index", dev.gid_index,
                  "GID index (default: the RoCE v2 GID of the address that routes to the peer)")
@@ -21,7 +29,7 @@ void add_target_options(CLI::App& app, conn::Target& t, TargetFlags f) {
   app.add_option("-p,--port", t.tcp_port, "the server's TCP port")
       ->default_val(proto::kDefaultPort)
       ->check(CLI::Range(1, 65535));
-  add_device_options(app, t.dev, f);
+  add_device_options(app, t.dev);
   app.add_option("-T,--tclass", t.traffic_class,
                  "GRH traffic class of the test's packets, on both hosts' QPs (RoCE v2: DSCP "
                  "<< 2, e.g. 106 for DSCP 26), as perftest's -T")

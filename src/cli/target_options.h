@@ -8,15 +8,17 @@
 
 namespace rdmacheck::cli {
 
+// A short flag means one thing in every subcommand, and where perftest has
+// the letter it means what it means there: -i is the device port, -c the
+// connection type, -n the count, -b bidirectional (so serve's bind is --bind
+// and ping's interval is --interval).
 struct TargetFlags {
-  // perftest's -i for the device port (bw, lat, serve); ping keeps -i for its interval.
-  bool short_ib_port = false;
   bool src = false;       // --src (commands that can connect through rdma_cm)
   bool path_mtu = false;  // -m/--mtu (bw, lat: perftest's -m)
 };
 
-// -d/--device (--ib-dev as perftest spells it), --ib-port, -x/--gid-index.
-void add_device_options(CLI::App& app, conn::DeviceChoice& dev, TargetFlags f = {});
+// -d/--device (--ib-dev as perftest spells it), -i/--ib-port, -x/--gid-index.
+void add_device_options(CLI::App& app, conn::DeviceChoice& dev);
 // HOST, -p/--port, the device options, and --src where asked for.
 void add_target_options(CLI::App& app, conn::Target& t, TargetFlags f = {});
 

@@ -14,7 +14,7 @@ const char* kWaitForH2Run3 = "while [ ! -e /run/lab/h2/rc.3 ]; do sleep 0.1; don
 TEST(AuthLab, TheKeyOpensASessionNoKeyOrAWrongKeyNeverReachesVerbs) {
   const auto r = run_lab({
       "--run",
-      "h2:rdmacheck ping h1 -c 2 --no-ladder --json",
+      "h2:rdmacheck ping h1 -n 2 --no-ladder --json",
       "--run",
       "h2:env -u RDMACHECK_PSK_FILE rdmacheck ping h1 --json",
       "--run",
@@ -71,10 +71,10 @@ TEST(AuthLab, AllowListAndNoReflectionKeepAThirdHostOutOfIt) {
       "--allow 198.18.0.1 --allow 198.18.0.2",
       // A hello that names h3's GID (::ffff:198.18.0.3) instead of h2's own.
       "--run",
-      "h2:rdmacheck ping h1 -c 1 --no-ladder --forge-gid "
+      "h2:rdmacheck ping h1 -n 1 --no-ladder --forge-gid "
       "0000:0000:0000:0000:0000:ffff:c612:0003 --json",
       "--run",
-      "h2:rdmacheck ping h1 -c 1 --no-ladder --json",
+      "h2:rdmacheck ping h1 -n 1 --no-ladder --json",
       "--run",
       "h2:cat /run/lab/h1/serve.log",
       "--run",
@@ -116,9 +116,9 @@ TEST(AuthLab, AllowListHoldsForRdmaCmConnectRequests) {
       "--setup",
       "h2:ip addr add 198.18.0.12/24 dev eth0",
       "--run",
-      "h2:rdmacheck ping h1 --cm --src 198.18.0.12 -c 1 --no-ladder --json",
+      "h2:rdmacheck ping h1 --cm --src 198.18.0.12 -n 1 --no-ladder --json",
       "--run",
-      "h2:rdmacheck ping h1 --cm -c 1 --no-ladder --json",
+      "h2:rdmacheck ping h1 --cm -n 1 --no-ladder --json",
       "--run",
       "h2:cat /run/lab/h1/serve.log",
   });

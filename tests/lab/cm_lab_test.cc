@@ -13,7 +13,7 @@ std::vector<std::string> step_names(const nlohmann::json& steps) {
 }
 
 TEST(CmLab, HealthyConnectionThroughRdmaCm) {
-  const auto r = run_lab({"--run", "h2:rdmacheck ping h1 --cm -c 3 --json"});
+  const auto r = run_lab({"--run", "h2:rdmacheck ping h1 --cm -n 3 --json"});
   ASSERT_EQ(r.exit, 0) << r.console;
   const auto& p = run_output(r, "h2");
   ASSERT_TRUE(p.is_object()) << r.console;

@@ -95,7 +95,7 @@ TEST(DoctorLab, FirewallIsNamedAndItsCaptureReplays) {
 TEST(QpsLab, PingSessionShowsOurQpInRts) {
   const auto r =
       run_lab({"--run",
-               "h2:rdmacheck ping h1 -c 40 -i 0.2 --timeout 60 --no-ladder > /dev/null & "
+               "h2:rdmacheck ping h1 -n 40 --interval 0.2 --timeout 60 --no-ladder > /dev/null & "
                "sleep 5; rdmacheck qps --json; wait",
                // Afterwards, neither side keeps a QP of ours (the server still runs).
                "--run", "h2:rdmacheck qps --json", "--run",

@@ -55,9 +55,9 @@ TEST(Lab, MissingQemuIsNamedWithItsPackage) {
 }
 
 TEST(Lab, ThreeHostsOnOneWireAndConcurrentSessions) {
-  const auto r = run_lab({"--hosts", "3", "--run", "h2:rdmacheck ping h1 -c 10 -i 0.1 --json",
-                          "--run", "h3:rdmacheck ping h1 -c 10 -i 0.1 --json", "--run",
-                          "h3:rdmacheck ping h2 -c 1 --json"});
+  const auto r = run_lab({"--hosts", "3", "--run", "h2:rdmacheck ping h1 -n 10 --interval 0.1 --json",
+                          "--run", "h3:rdmacheck ping h1 -n 10 --interval 0.1 --json", "--run",
+                          "h3:rdmacheck ping h2 -n 1 --json"});
   ASSERT_EQ(r.exit, 2) << r.console;  // h2 serves nothing: the last run must fail, named
   EXPECT_EQ(run_output(r, "h2")["summary"]["received"], 10) << r.console;
   EXPECT_EQ(run_output(r, "h3", 0)["summary"]["received"], 10) << r.console;

@@ -48,7 +48,7 @@ TEST(PingLab, FirewallDroppingRoceEndsBoundedAndNamed) {
 }
 
 TEST(PingLab, AForcedLinkLocalGidIsWarnedAbout) {
-  const auto r = run_lab({"--run", "h2:rdmacheck ping h1 -x 0 -c 1 --no-ladder --json"});
+  const auto r = run_lab({"--run", "h2:rdmacheck ping h1 -x 0 -n 1 --no-ladder --json"});
   const auto& p = run_output(r, "h2");
   ASSERT_TRUE(p.is_object()) << r.console;
   EXPECT_EQ(p["local"]["gid_index"], 0);

@@ -11,10 +11,10 @@ namespace rdmacheck::labtest {
 namespace {
 
 TEST(PriorityLab, TrafficClassAndServiceLevelReachBothQps) {
-  const auto r = run_lab({"--run", "h2:rdmacheck ping h1 -T 106 -S 3 -c 2 --no-ladder --json",
+  const auto r = run_lab({"--run", "h2:rdmacheck ping h1 -T 106 -S 3 -n 2 --no-ladder --json",
                           "--run", "h2:rdmacheck bw h1 --tclass 106 --sl 3 -n 200 --json", "--run",
                           "h2:rdmacheck lat h1 -T 106 -S 3 -n 100 --json", "--run",
-                          "h2:rdmacheck ping h1 -c 1 --no-ladder --json"});
+                          "h2:rdmacheck ping h1 -n 1 --no-ladder --json"});
   for (size_t n = 0; n < 3; ++n) {
     const auto& out = run_output(r, "h2", n);
     ASSERT_TRUE(out.is_object()) << r.console;

@@ -9,8 +9,8 @@ namespace rdmacheck::labtest {
 namespace {
 
 TEST(PingLab, UdAndWriteArePingPongsToo) {
-  const auto r = run_lab({"--run", "h2:rdmacheck ping h1 --ud -c 3 --json", "--run",
-                          "h2:rdmacheck ping h1 --write -c 3 --json"});
+  const auto r = run_lab({"--run", "h2:rdmacheck ping h1 --ud -n 3 --json", "--run",
+                          "h2:rdmacheck ping h1 --write -n 3 --json"});
   ASSERT_EQ(r.exit, 0) << r.console;
   const auto& ud = run_output(r, "h2", 0);
   ASSERT_TRUE(ud.is_object()) << r.console;
@@ -48,13 +48,13 @@ TEST(PingLab, MemlockLimitIsNamed) {
 TEST(ServeLab, OutlivesKilledGarbageAndOversizeClients) {
   const auto r = run_lab({
       "--run",
-      "h2:rdmacheck ping h1 -c 100 -i 0.1 >/dev/null & sleep 4; kill -9 $!; wait; true",
+      "h2:rdmacheck ping h1 -n 100 --interval 0.1 >/dev/null & sleep 4; kill -9 $!; wait; true",
       "--run",
       "h2:exec 3<>/dev/tcp/h1/4792; printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3; sleep 1",
       "--run",
       "h2:exec 3<>/dev/tcp/h1/4792; printf '\\x7f\\xff\\xff\\xff' >&3; sleep 1",
       "--run",
-      "h2:rdmacheck ping h1 -c 2 --json",
+      "h2:rdmacheck ping h1 -n 2 --json",
       "--run",
       "h2:sleep 1; cat /run/lab/h1/serve.log",
   });
