@@ -105,8 +105,8 @@ TEST(Vm, QemuCommandLine) {
   const auto second =
       std::find(a.begin(), a.end(), "virtio-net-pci,netdev=n1,mac=52:54:00:12:35:02,romfile=");
   ASSERT_NE(second, a.end());
-  EXPECT_GT(second,
-            std::find(a.begin(), a.end(), "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:02,romfile="));
+  EXPECT_GT(second, std::find(a.begin(), a.end(),
+                              "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:02,romfile="));
   EXPECT_TRUE(
       has("dgram,id=n1,local.type=unix,local.path=/tmp/l/h2-2.sock,remote.type=unix,"
           "remote.path=/tmp/l/hub-h2-2.sock"));
