@@ -129,6 +129,7 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
   eo.buffer_size = r.test.max_size;
   eo.access = r.access;
   eo.depth = r.depth;
+  eo.recv_slots = r.recv_slots;
   eo.inline_size = r.inline_size;
   eo.traffic_class = static_cast<uint8_t>(t.traffic_class);
   eo.sl = static_cast<uint8_t>(t.sl);

@@ -28,6 +28,7 @@ struct SessionRequest {
   bool cm = false;                     // connect through librdmacm (RC only)
   int access = 0;                      // remote access of our buffer (IBV_ACCESS_REMOTE_*)
   uint32_t depth = 1;                  // our work-request depth
+  uint32_t recv_slots = 1;             // receive buffers of test.max_size (EndpointOptions)
   uint32_t inline_size = 0;            // largest message posted inline
   verbs::RcTiming timing;              // its ACK timeout is derived from the round trip, unless:
   std::optional<uint8_t> ack_timeout;  // the user's --ack-timeout, taken as is

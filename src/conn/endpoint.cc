@@ -252,7 +252,8 @@ Status create_resources(Endpoint& ep, const EndpointOptions& o, rdma_cm_id* cm_i
   const bool ud = o.transport == proto::Transport::kUd;
   ep.half = std::max<size_t>(o.buffer_size + (ud ? 40 : 0), 64);
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  const size_t total = (2 * ep.half + page - 1) / page * page;
+  ep.recv_slots = std::max<uint32_t>(o.recv_slots, 1);
+  const size_t total = ((1 + ep.recv_slots) * ep.half + page - 1) / page * page;
   ep.buffer.reset(static_cast<char*>(std::aligned_alloc(page, total)));
   if (!ep.buffer) return code_error("aligned_alloc", ENOMEM, fmt::format("{} bytes", total));
   std::memset(ep.buffer.get(), 0, total);
@@ -450,8 +451,9 @@ Status connect_qp(Endpoint& ep, const proto::QpInfo& peer, int peer_mtu, const v
   return timed_step(timeline, "RTS", [&] { return verbs::to_rts(ep.qp.get(), ep.psn, rt); });
 }
 
-Status post_recv(Endpoint& ep, uint64_t wr_id, uint32_t len) {
-  ibv_sge sge{reinterpret_cast<uintptr_t>(ep.recv_buf()), len, ep.mr->lkey};
+Status post_recv(Endpoint& ep, uint64_t wr_id, uint32_t len, uint32_t slot) {
+  if (slot >= ep.recv_slots) return plain_error("post_recv", "no such receive slot");
+  ibv_sge sge{reinterpret_cast<uintptr_t>(ep.recv_buf(slot)), len, ep.mr->lkey};
   ibv_recv_wr wr{};
   wr.wr_id = wr_id;
   wr.sg_list = &sge;
@@ -459,6 +461,15 @@ Status post_recv(Endpoint& ep, uint64_t wr_id, uint32_t len) {
   ibv_recv_wr* bad = nullptr;
   if (int rc = ibv_post_recv(ep.qp.get(), &wr, &bad); rc != 0) {
     return code_error("ibv_post_recv", rc, ep.context());
+  }
+  return ok_status();
+}
+
+Status post_receives(Endpoint& ep, uint32_t depth) {
+  for (uint32_t i = 0; i < std::max(depth, ep.recv_slots); ++i) {
+    const uint32_t slot = i % ep.recv_slots;
+    if (auto s = post_recv(ep, kRecvWrId + slot, static_cast<uint32_t>(ep.half), slot); !s)
+      return s;
   }
   return ok_status();
 }

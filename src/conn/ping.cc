@@ -19,7 +19,7 @@ namespace {
 using Micros = std::chrono::duration<double, std::micro>;
 
 constexpr uint64_t kSendId = 1;
-constexpr uint64_t kRecvId = 2;
+constexpr uint64_t kRecvId = kRecvWrId;  // receive slot i is kRecvId + i
 
 // One round trip: send SIZE bytes, wait for the echo and the send's completion.
 struct RoundTrip {
@@ -37,7 +37,11 @@ struct RoundTrip {
 class Prober {
  public:
   Prober(Endpoint& ep, const proto::QpInfo& peer, bool write)
-      : ep_(ep), peer_(peer), write_(write), ud_(ep.qp->qp_type == IBV_QPT_UD) {}
+      : ep_(ep),
+        peer_(peer),
+        write_(write),
+        ud_(ep.qp->qp_type == IBV_QPT_UD),
+        posted_(ep.recv_slots, false) {}
   RoundTrip run(uint32_t size, std::chrono::milliseconds timeout);
 
  private:
@@ -50,7 +54,7 @@ class Prober {
   bool write_;
   bool ud_;
   uint32_t seq_ = 0;
-  bool recv_posted_ = false;
+  std::vector<bool> posted_;  // per receive slot
 };
 
 void Prober::fill(uint32_t size) const {
@@ -65,12 +69,15 @@ uint32_t Prober::tag_of(const char* data, uint32_t len) const {
   return tag;
 }
 
-// One receive stays posted across probes: after a lost UD probe it is still
-// there for the next echo. It always takes the largest message.
+// Every receive slot stays posted across probes: after a lost UD probe its
+// receive is still there for the next echo, and a stale echo that takes one
+// leaves the others for the real one. Each takes the largest message.
 Status Prober::ensure_recv() {
-  if (recv_posted_) return ok_status();
-  if (auto s = post_recv(ep_, kRecvId, static_cast<uint32_t>(ep_.half)); !s) return s;
-  recv_posted_ = true;
+  for (uint32_t i = 0; i < posted_.size(); ++i) {
+    if (posted_[i]) continue;
+    if (auto s = post_recv(ep_, kRecvId + i, static_cast<uint32_t>(ep_.half), i); !s) return s;
+    posted_[i] = true;
+  }
   return ok_status();
 }
 
@@ -104,7 +111,8 @@ RoundTrip Prober::run(uint32_t size, std::chrono::milliseconds timeout) {
       return r;
     }
     const ibv_wc& c = **wc;
-    if (c.wr_id == kRecvId) recv_posted_ = false;
+    const bool is_recv = c.wr_id >= kRecvId && c.wr_id < kRecvId + posted_.size();
+    if (is_recv) posted_[c.wr_id - kRecvId] = false;
     if (c.status != IBV_WC_SUCCESS) {
       r.wc_status = c.status;
       r.error = fmt::format("{} on {} ({})", wc_status_text(c.status),
@@ -112,9 +120,9 @@ RoundTrip Prober::run(uint32_t size, std::chrono::milliseconds timeout) {
       return r;
     }
     if (c.wr_id == kSendId) sent = true;
-    if (c.wr_id == kRecvId) {
+    if (is_recv) {
       const uint32_t got = ud_ ? c.byte_len - 40 : c.byte_len;
-      const char* data = ep_.recv_buf() + (ud_ ? 40 : 0);
+      const char* data = ep_.recv_buf(static_cast<uint32_t>(c.wr_id - kRecvId)) + (ud_ ? 40 : 0);
       if (ud_ && size >= sizeof seq_ && tag_of(data, got) != seq_) {
         // The late echo of an earlier probe: wait on for this one's.
         if (auto s = ensure_recv(); !s) {
@@ -289,6 +297,7 @@ PingReport run_ping(const PingOptions& o) {
   req.test.op = o.write ? proto::Op::kWrite : proto::Op::kSend;
   req.test.max_size = std::max<uint32_t>(o.size, o.ladder ? ladder.back() : 0);
   req.test.depth = 1;
+  req.recv_slots = ud ? kUdPingRecvSlots : 1;
   req.cm = o.cm;
   req.access = proto::info(req.test.op).remote_access;
   req.timing = o.timing;

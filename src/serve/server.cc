@@ -41,7 +41,6 @@ using conn::EndpointOptions;
 using conn::local_facts;
 using conn::local_qp_info;
 using conn::open_endpoint;
-using conn::post_recv;
 
 using Millis = std::chrono::duration<double, std::milli>;
 
@@ -144,9 +143,7 @@ Status connect_oob(Endpoint& ep, const proto::Hello& hello, const ServerOptions&
       !s) {
     return s.error();
   }
-  for (uint32_t i = 0; i < hello.test.depth; ++i) {
-    if (auto s = post_recv(ep, 2, static_cast<uint32_t>(ep.half)); !s) return s.error();
-  }
+  if (auto s = conn::post_receives(ep, hello.test.depth); !s) return s.error();
   welcome.facts = local_facts(ep);
   welcome.qp = local_qp_info(ep);
   return ok_status();
@@ -163,9 +160,7 @@ Result<Endpoint> setup_cm(CmAcceptor& acceptor, uint64_t token, const EndpointOp
   timeline.push_back(proto::Step{"CONNECT_REQUEST", 0, true, ""});
   auto ep = accept_cm_endpoint(eo, std::move(*id), timeline);
   if (!ep) return ep.error().error;
-  for (uint32_t i = 0; i < hello.test.depth; ++i) {
-    if (auto s = post_recv(*ep, 2, static_cast<uint32_t>(ep->half)); !s) return s.error();
-  }
+  if (auto s = conn::post_receives(*ep, hello.test.depth); !s) return s.error();
   const verbs::RcTiming timing = session_timing(sock, ep->verbs, hello, o);
   if (auto s = cm_accept(*ep, timing, d, timeline); !s) {
     return s.error().error;
@@ -221,6 +216,11 @@ conn::EndpointOptions endpoint_options(const proto::Hello& hello, const ServerOp
   // only what an RDMA-write echo needs.
   eo.access = proto::info(hello.test.op).remote_access;
   eo.depth = hello.test.depth;
+  // A UD ping's echoes: several receives, each in its own slot, so a
+  // duplicated or late request never leaves the QP without one (ping.cc).
+  if (hello.test.kind == proto::TestKind::kPing && hello.test.transport == proto::Transport::kUd) {
+    eo.recv_slots = conn::kUdPingRecvSlots;
+  }
   eo.traffic_class = hello.test.traffic_class;  // the client's priority, both ways
   eo.sl = hello.test.sl;
   if (const auto& p = hello.test.perf) {
