@@ -41,6 +41,9 @@ constexpr std::array kCongestion = {"np_cnp_sent", "rp_cnp_handled", "np_ecn_mar
 constexpr double kLossWarnPpm = 100;
 constexpr double kAckLateWarnPpm = 10000;
 constexpr double kRnrWarnPpm = 1000;
+// Copies made by the network cost the receiver little; many of them say
+// something on the path duplicates frames.
+constexpr double kCopiesWarnPpm = 1000;
 
 std::string leaf(const std::string& name) {
   const auto slash = name.rfind('/');
@@ -122,7 +125,7 @@ uint64_t packets(const Counters& d) {
 }
 
 bool is_counter_finding(const std::string& id) {
-  return id == "packet-loss-during-test" || id == "ack-late" ||
+  return id == "packet-loss-during-test" || id == "ack-late" || id == "packets-duplicated" ||
          id == "receiver-not-ready-during-test" || id == "congestion-during-test";
 }
 
@@ -160,18 +163,47 @@ std::vector<Finding> counter_findings(const Counters& local, const Counters& pee
 
   const uint64_t gaps = total(is_seq_gap);
   const uint64_t timeouts = total(is_timeout);
-  const uint64_t dups = total(is_duplicate);
+  // A responder's duplicates are the other side's retransmissions, unless
+  // that side retransmitted nothing: then every one is a copy the network
+  // made (a port mirror fed back, a switching loop, bonding in broadcast
+  // mode, netem duplicate), and neither a late ACK nor a loss.
+  // A sequence gap or NAK anywhere rules that out: go-back-N after a NAK
+  // (loss, reordering) resends requests without an ACK timeout.
+  const bool peer_known = !peer.empty();
+  const bool clean_sequence = gaps == 0 && total(is_link) == 0;
+  const uint64_t copies_to_local =
+      peer_known && clean_sequence && sum(peer, is_timeout) == 0 ? sum(local, is_duplicate) : 0;
+  const uint64_t copies_to_peer =
+      peer_known && clean_sequence && sum(local, is_timeout) == 0 ? sum(peer, is_duplicate) : 0;
+  const uint64_t copies = copies_to_local + copies_to_peer;
+  const uint64_t dups = total(is_duplicate) - copies;
   const uint64_t link = total(is_link);
   // A timeout the responder did not see twice is a request that never arrived
   // (the last one of a burst leaves no gap behind it). Without the peer's
   // counters that cannot be told apart, so it counts as loss.
-  const bool peer_known = !peer.empty();
   const uint64_t lost_tail = timeouts > dups && peer_known ? timeouts - dups : 0;
   const bool loss = gaps + link + lost_tail > 0 || (timeouts > 0 && !peer_known);
   const std::string loss_fix =
       "RoCE retransmits everything after a loss (go-back-N): find the drops (switch port "
       "counters, ethtool -S, netem/tc), and make the path lossless: PFC + ECN, RoCE traffic in "
       "its own priority";
+  if (copies > 0) {
+    build("packets-duplicated", copies, kCopiesWarnPpm,
+          "the network delivered copies of packets that were sent once (the receiver saw "
+          "duplicates, the sender retransmitted nothing)",
+          is_duplicate,
+          "find what copies frames on the path: a port mirror (SPAN) looped back, a switching "
+          "loop, bonding or teaming in broadcast mode, a tc/netem duplicate rule; copies cost the "
+          "receiver work and, in bulk, bandwidth");
+    auto& f = out.back();
+    for (const auto& [to, from, n] : {std::tuple{local_host, peer_host, copies_to_local},
+                                      std::tuple{peer_host, local_host, copies_to_peer}}) {
+      if (n > 0) {
+        f.evidence.push_back(fmt::format(
+            "{} saw {} duplicate requests while {} retransmitted nothing", to, n, from));
+      }
+    }
+  }
   if (loss) {
     const uint64_t events = gaps + link + (peer_known ? lost_tail : timeouts);
     build("packet-loss-during-test", events, kLossWarnPpm,

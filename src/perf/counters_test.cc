@@ -129,5 +129,37 @@ TEST(Counters, RnrIsItsOwnCauseWithItsOwnRate) {
   EXPECT_EQ(counter_findings(busy, peer, "h2", "h1", 0)[0].severity, Severity::kWarn);
 }
 
+// The lab's netem duplicate 5 % on h1 (a write lat test, 2026-12-01): h2 saw
+// four duplicate requests although h1 never retransmitted (copies made on the
+// way), and h1 saw one, the resend of h2's single ACK timeout (a late ACK).
+TEST(Counters, DuplicatesTheSenderNeverRetransmittedAreCopiesOnTheWay) {
+  const Counters client = {{"hw_counters/sent_pkts", 105},
+                           {"hw_counters/rcvd_pkts", 104},
+                           {"hw_counters/completer_retry_err", 1},
+                           {"hw_counters/duplicate_request", 4}};
+  const Counters server = {{"hw_counters/sent_pkts", 100},
+                           {"hw_counters/rcvd_pkts", 102},
+                           {"hw_counters/duplicate_request", 1}};
+  const auto f = counter_findings(client, server, "h2", "h1", 0);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].id, "packets-duplicated");
+  EXPECT_TRUE(is_counter_finding(f[0].id));
+  EXPECT_EQ(f[0].severity, Severity::kWarn);  // 4 in 105 packets
+  EXPECT_NE(f[0].summary.find("4 events"), std::string::npos) << f[0].summary;
+  EXPECT_EQ(f[0].evidence.back(), "h2 saw 4 duplicate requests while h1 retransmitted nothing");
+  EXPECT_EQ(f[1].id, "ack-late");  // h2's one timeout, seen once by h1
+  EXPECT_NE(f[1].summary.find("1 events"), std::string::npos) << f[1].summary;
+}
+
+// Go-back-N after a NAK resends without a timeout: with a sequence gap in
+// the test, duplicates are never taken for copies.
+TEST(Counters, DuplicatesNextToANakAreNotCopies) {
+  const Counters client = {{"hw_counters/sent_pkts", 1000}, {"hw_counters/rcvd_seq_err", 2}};
+  const Counters server = {{"hw_counters/rcvd_pkts", 1000}, {"hw_counters/duplicate_request", 3}};
+  const auto f = counter_findings(client, server, "h2", "h1", 0);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].id, "packet-loss-during-test");
+}
+
 }  // namespace
 }  // namespace rdmacheck::perf
