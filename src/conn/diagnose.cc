@@ -469,7 +469,13 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
                                              "rdmacheck serve there",
                                              o.host, o.tcp_port));
         f.evidence.push_back(o.error);
-        f.fix = fmt::format("start 'rdmacheck serve' on {} (or give its port with --port)", o.host);
+        // A server bound to another of the host's addresses (serve --bind)
+        // refuses here exactly as no server does: the fix names both.
+        f.fix = fmt::format(
+            "start 'rdmacheck serve' on {} (or give its port with --port); if it runs with "
+            "--bind ADDR, connect to that ADDR ('ss -ltn sport = :{}' on {} shows where it "
+            "listens)",
+            o.host, o.tcp_port, o.host);
         out.push_back(std::move(f));
       } else {
         Finding f =

@@ -122,6 +122,22 @@ TEST(Diagnose, RdmaCmResolutionFailuresNameTheHostCause) {
   EXPECT_EQ(ids(diagnose(o)).at(0), "cm-rejected");
 }
 
+// Refused: nothing listens there, or serve --bind listens on another
+// address of the host; the client cannot tell them apart, the fix names both.
+TEST(Diagnose, RefusedNamesTheMissingServerAndABindElsewhere) {
+  ConnObservation o;
+  o.host = "h1";
+  o.tcp_port = 4792;
+  o.failed = Stage::kTcpConnect;
+  o.errnum = ECONNREFUSED;
+  o.error = "connect: Connection refused [198.18.0.1 port 4792]";
+  const auto fs = diagnose(o);
+  ASSERT_EQ(ids(fs).at(0), "server-not-listening");
+  EXPECT_NE(fs[0].fix.find("start 'rdmacheck serve' on h1"), std::string::npos) << fs[0].fix;
+  EXPECT_NE(fs[0].fix.find("--bind ADDR, connect to that ADDR"), std::string::npos) << fs[0].fix;
+  EXPECT_NE(fs[0].fix.find("sport = :4792"), std::string::npos) << fs[0].fix;
+}
+
 TEST(Diagnose, HealthyHasNoFindings) { EXPECT_TRUE(diagnose(ConnObservation{}).empty()); }
 
 TEST(Diagnose, RefusedMeansNoServer) {

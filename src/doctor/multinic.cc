@@ -52,6 +52,7 @@ void judge_duplicate(CheckResult& c, const std::string& subnet,
     }
     return std::string("no RDMA device");
   };
+  evidence.reserve(on.size() * 3);
   for (const NetAddress* a : on) {
     evidence.push_back(
         fmt::format("{}: {}/{} ({})", a->netdev, a->address, a->prefix_len, port_of(a->netdev)));
