@@ -214,18 +214,33 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
   const auto local_doc = doctor::run_doctor(fs, *sources);
   r.local_doctor = doctor::to_json(local_doc);
   std::vector<Finding> deferred;
+  // Without -d the route towards the peer picks the device, and only the
+  // connection layer says which: this host's port findings wait for it, as
+  // the peer's do (on a host with several NICs the first ACTIVE port is often
+  // not the one the route uses).
+  const auto local_port_states = port_states(local_doc);
+  const bool known = port_known_before_connection(o.target.dev);
+  std::vector<Finding> local_ports;
   std::vector<Finding> local_findings = local_doc.findings();
-  scope_to_port(local_findings,
-                port_under_test(port_states(local_doc), o.target.dev.device, o.target.dev.ib_port));
+  if (known)
+    scope_to_port(local_findings, tested_port(std::nullopt, local_port_states, o.target.dev));
   for (auto f : local_findings) {
     f.host = me;
-    if (f.layer == Layer::kDevice) {
+    if (f.layer == Layer::kDevice && !known && is_port_finding(f)) {
+      local_ports.push_back(std::move(f));
+    } else if (f.layer == Layer::kDevice) {
       merge(layer(r, Layer::kDevice), std::move(f));
     } else {
       deferred.push_back(std::move(f));
     }
   }
+  auto judge_ports = [&] {
+    scope_to_port(local_ports, tested_port(r.local, local_port_states, o.target.dev));
+    for (auto& f : local_ports) merge(layer(r, Layer::kDevice), std::move(f));
+    local_ports.clear();
+  };
   if (expired("the device layer")) {
+    judge_ports();
     not_run(r, 0, "the deadline passed during " + r.expired_in);
     return done();
   }
@@ -247,6 +262,7 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
   }
   finish_layer(layer(r, Layer::kDevice), t1);
   if (layer(r, Layer::kDevice).status == LayerStatus::kFail) {
+    judge_ports();
     for (auto& f : peer_ports) merge(layer(r, Layer::kDevice), std::move(f));
     finish_layer(layer(r, Layer::kDevice), t1);
     not_run(r, 1, "the device layer failed");
@@ -290,6 +306,25 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
       Finding f{"ping-warning", Severity::kWarn, Layer::kConnection, w};
       merge(layer(r, Layer::kConnection), std::move(f));
     }
+    if (p.cm && !r.pings.empty()) {
+      // The rdma_cm ping on another device than the verbs ping: that is the
+      // cause, and what the rdma_cm ping reported its consequence.
+      if (auto d = cm_device_differs(r.pings.front(), rep)) {
+        auto& l2 = layer(r, Layer::kConnection).findings;
+        for (auto it = l2.begin(); it != l2.end();) {
+          const bool from_cm = std::any_of(rep.findings.begin(), rep.findings.end(),
+                                           [&](const Finding& f) { return f.id == it->id; });
+          if (!from_cm || d->severity != Severity::kFail) {
+            ++it;
+            continue;
+          }
+          d->evidence.push_back(fmt::format("consequence: {} {}: {}", severity_name(it->severity),
+                                            it->id, it->summary));
+          it = l2.erase(it);
+        }
+        merge(layer(r, Layer::kConnection), std::move(*d));
+      }
+    }
     if (rep.obs.failed != conn::Stage::kDone) break;  // the first failure says enough
   }
   if (!expired("the TCP reference probe")) {
@@ -299,7 +334,8 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
     r.tcp_probe = conn::run_tcp_probe(tp);
     add_tcp_evidence(*r.tcp_probe, layer(r, Layer::kConnection).findings);
   }
-  if (r.peer) scope_to_port(peer_ports, fmt::format("{}/{}", r.peer->device, r.peer->port));
+  judge_ports();
+  scope_to_port(peer_ports, tested_port(r.peer, {}, {}));
   for (auto& f : peer_ports) merge(layer(r, Layer::kDevice), std::move(f));
   // Observation first: configuration read by the doctors or compared between
   // the hosts explains a failure the probes saw; it never fails a layer whose

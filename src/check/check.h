@@ -106,6 +106,25 @@ std::string port_under_test(const std::vector<std::pair<std::string, std::string
 // INFO: the device layer judges the port under test; another port's state,
 // GIDs or netdev never stop a check.
 void scope_to_port(std::vector<Finding>& fs, const std::string& under_test);
+// The port a host's device layer judges: the one its side of the connection
+// used ("rxe1/1", from the handshake's facts) once a connection said so; on a
+// host with several NICs that is the device the route picked, not the first
+// ACTIVE one. Before that (or when no connection got that far): the forced
+// one, else the first ACTIVE one (port_under_test); "" when nothing is known.
+std::string tested_port(const std::optional<proto::HostFacts>& used,
+                        const std::vector<std::pair<std::string, std::string>>& ports,
+                        const conn::DeviceChoice& forced);
+// Whether the port under test is known before any connection: only when -d
+// names the device; otherwise the route towards the peer picks it.
+inline bool port_known_before_connection(const conn::DeviceChoice& forced) {
+  return !forced.device.empty();
+}
+
+// rdma_cm resolved the peer to another device than the verbs path uses (the
+// route's): the rdma_cm ping's failure is put down to that, with --src (and
+// UCX_RDMA_CM_SOURCE_ADDRESS for UCX/MPI applications) as the fix. nullopt
+// when both used the same device, or either side's facts are missing.
+std::optional<Finding> cm_device_differs(const conn::PingReport& verbs, const conn::PingReport& cm);
 
 // One root cause on top: when a probe saw RoCE packets die (mtu-black-hole,
 // roce-packets-lost) and a doctor found a firewall rule matching RoCE, the

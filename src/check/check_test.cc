@@ -176,6 +176,72 @@ TEST(Check, ConfigurationNeverFailsALayerWhoseTrafficPassed) {
   EXPECT_EQ(judged_by_traffic(info, "x").summary, info.summary);
 }
 
+// Two NICs, rxe0 first but the route to the peer through rxe1 (the lab's
+// --device-order reversed): a finding about rxe1 is about the port the test
+// used and keeps its severity; rxe0's becomes INFO. Before the fix the
+// first ACTIVE port (rxe0) was judged and rxe1's failure was downgraded.
+TEST(Check, LocalPortFindingsAreJudgedOnThePortTheConnectionUsed) {
+  const std::vector<std::pair<std::string, std::string>> ports = {{"rxe0/1", "ACTIVE"},
+                                                                  {"rxe1/1", "ACTIVE"}};
+  proto::HostFacts used;
+  used.device = "rxe1";
+  used.port = 1;
+  EXPECT_EQ(tested_port(used, ports, {}), "rxe1/1");
+  EXPECT_EQ(tested_port(std::nullopt, ports, {}), "rxe0/1");  // no connection: the first ACTIVE
+  conn::DeviceChoice forced;
+  forced.device = "rxe1";
+  EXPECT_EQ(tested_port(std::nullopt, ports, forced), "rxe1/1");
+  EXPECT_TRUE(port_known_before_connection(forced));
+  EXPECT_FALSE(port_known_before_connection({}));
+  EXPECT_EQ(tested_port(std::nullopt, {}, {}), "");  // nothing known: nothing downgraded
+
+  std::vector<Finding> fs = {doc("gid-missing", Severity::kFail, "h1", {}, "rxe1/1"),
+                             doc("port-down", Severity::kFail, "h1", {}, "rxe0/1")};
+  scope_to_port(fs, tested_port(used, ports, {}));
+  EXPECT_EQ(fs[0].severity, Severity::kFail);
+  EXPECT_EQ(fs[1].severity, Severity::kInfo);
+  EXPECT_NE(fs[1].summary.find("not the port under test, rxe1/1"), std::string::npos);
+}
+
+// Lab, --nics 2: 'check h1 --cm --src 198.18.1.2' from h2. The verbs ping
+// went through rxe0 (the route to h1 leaves from 198.18.0.2 via eth0);
+// rdma_cm, bound to eth1's address, resolved rxe1 and its connection failed.
+TEST(Check, RdmaCmOnAnotherDeviceThanTheVerbsPathIsNamedWithItsFix) {
+  conn::PingReport verbs;
+  verbs.obs.local = proto::HostFacts{};
+  verbs.obs.local->device = "rxe0";
+  verbs.obs.local->local_address = "198.18.0.2";
+  verbs.obs.local->choice = "route to 198.18.0.1 from 198.18.0.2 via eth0 -> rxe0 port 1";
+  verbs.obs.peer = proto::HostFacts{};
+  verbs.obs.peer->local_address = "198.18.0.1";
+  conn::PingReport cm;
+  cm.options.cm = true;
+  cm.options.target.host = "h1";
+  cm.obs.local = proto::HostFacts{};
+  cm.obs.local->device = "rxe1";
+  cm.obs.local->choice = "rxe1 port 1 (rdma_cm resolved the peer's address to it from --src ...)";
+  cm.obs.failed = conn::Stage::kCmConnect;
+  cm.obs.error = "UNREACHABLE instead of ESTABLISHED";
+  auto f = cm_device_differs(verbs, cm);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->id, "cm-device-differs");
+  EXPECT_EQ(f->severity, Severity::kFail);
+  EXPECT_NE(f->fix.find("--src 198.18.0.2"), std::string::npos) << f->fix;
+  EXPECT_NE(f->fix.find("UCX_RDMA_CM_SOURCE_ADDRESS=198.18.0.2"), std::string::npos) << f->fix;
+  EXPECT_NE(f->fix.find("reads no RDMA_CM_SOURCE_ADDRESS"), std::string::npos) << f->fix;
+  // Both connected: a warning that says so, never a failure.
+  cm.obs.failed = conn::Stage::kDone;
+  f = cm_device_differs(verbs, cm);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->severity, Severity::kWarn);
+  EXPECT_NE(f->summary.find("both connected"), std::string::npos) << f->summary;
+  // Same device, or rdma_cm never got a device: nothing.
+  cm.obs.local->device = "rxe0";
+  EXPECT_FALSE(cm_device_differs(verbs, cm).has_value());
+  cm.obs.local.reset();
+  EXPECT_FALSE(cm_device_differs(verbs, cm).has_value());
+}
+
 // The mlx4-degraded fixture: port 1 ACTIVE (RoCE v1 GIDs only), port 2
 // DOWN/Polling. The check tests port 1; port 2's state is INFO.
 TEST(Check, TheDegradedMlx4sDownSecondPortDoesNotFailTheDeviceLayer) {

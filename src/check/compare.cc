@@ -129,6 +129,13 @@ std::string port_under_test(const std::vector<std::pair<std::string, std::string
   return {};
 }
 
+std::string tested_port(const std::optional<proto::HostFacts>& used,
+                        const std::vector<std::pair<std::string, std::string>>& ports,
+                        const conn::DeviceChoice& forced) {
+  if (used && !used->device.empty()) return fmt::format("{}/{}", used->device, used->port);
+  return port_under_test(ports, forced.device, forced.ib_port);
+}
+
 void scope_to_port(std::vector<Finding>& fs, const std::string& under_test) {
   if (under_test.empty()) return;
   for (auto& f : fs) {
@@ -139,6 +146,37 @@ void scope_to_port(std::vector<Finding>& fs, const std::string& under_test) {
     f.severity = Severity::kInfo;
     f.summary += fmt::format(" (not the port under test, {})", under_test);
   }
+}
+
+std::optional<Finding> cm_device_differs(const conn::PingReport& verbs,
+                                         const conn::PingReport& cm) {
+  const auto& v = verbs.obs.local;
+  const auto& c = cm.obs.local;
+  if (!v || !c || v->device.empty() || c->device.empty()) return std::nullopt;
+  if (v->device == c->device && v->port == c->port) return std::nullopt;
+  const bool failed = cm.obs.failed != conn::Stage::kDone;
+  const std::string src = v->local_address.empty() ? "ADDR" : v->local_address;
+  Finding f{"cm-device-differs", failed ? Severity::kFail : Severity::kWarn, Layer::kConnection,
+            fmt::format("rdma_cm resolved {} to {} port {}, but the route towards it uses {} "
+                        "port {}{}",
+                        cm.options.target.host, c->device, c->port, v->device, v->port,
+                        failed ? ": the rdma_cm connection failed on the other NIC"
+                               : "; both connected, but rdma_cm applications use the other NIC")};
+  f.subject = c->device + "/" + std::to_string(c->port);
+  f.evidence.push_back("verbs path: " + v->choice);
+  f.evidence.push_back("rdma_cm: " + c->choice);
+  if (failed) {
+    f.evidence.push_back(
+        fmt::format("rdma_cm ping failed at {}: {}", name_of(cm.obs.failed), cm.obs.error));
+  }
+  f.fix = fmt::format(
+      "for rdmacheck give --src {} (or drop --src); for UCX/MPI applications set "
+      "UCX_RDMA_CM_SOURCE_ADDRESS={} (librdmacm itself reads no RDMA_CM_SOURCE_ADDRESS); "
+      "check the routes with 'ip route get {}'",
+      src, src,
+      verbs.obs.peer && !verbs.obs.peer->local_address.empty() ? verbs.obs.peer->local_address
+                                                               : cm.options.target.host);
+  return f;
 }
 
 void fold_under_firewall(std::vector<Finding>& fs) {

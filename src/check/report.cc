@@ -22,9 +22,10 @@ std::string paint(const std::string& s, LayerStatus st, bool color) {
 
 std::string facts_line(const char* who, const proto::HostFacts& f) {
   return fmt::format(
-      "  {:<5}: {} {} port {} GID[{}] {} {} mtu {} netdev {} (mtu {}) rate {} Gb/s\n", who,
-      f.hostname, f.device, f.port, f.gid_index, f.gid_type, f.gid, f.active_mtu,
-      f.netdev.empty() ? "-" : f.netdev, f.netdev_mtu, f.rate_gbps);
+             "  {:<5}: {} {} port {} GID[{}] {} {} mtu {} netdev {} (mtu {}) rate {} Gb/s\n", who,
+             f.hostname, f.device, f.port, f.gid_index, f.gid_type, f.gid, f.active_mtu,
+             f.netdev.empty() ? "-" : f.netdev, f.netdev_mtu, f.rate_gbps) +
+         (f.choice.empty() ? "" : fmt::format("         chosen: {}\n", f.choice));
 }
 
 std::string timeline(const std::vector<proto::Step>& steps) {

@@ -18,7 +18,7 @@ Runner attach_check(CLI::App& app) {
     int timeout_s = 180;
   };
   auto o = std::make_shared<Opts>();
-  add_target_options(app, o->c.target);
+  add_target_options(app, o->c.target, TargetFlags{.src = true});
   app.add_flag("--cm", o->c.cm, "also bring up an rdma_cm connection (as rping does)");
   app.add_flag("--quick", o->c.quick, "skip the performance layer");
   app.add_flag("--full", o->c.full, "every operation and size in the performance layer");
@@ -38,6 +38,9 @@ Runner attach_check(CLI::App& app) {
   return [o, &app]() {
     check::CheckOptions c = o->c;
     if (c.quick && c.full) return usage_error(app, "--quick and --full contradict each other");
+    if (!c.target.src.empty() && !c.cm) {
+      return usage_error(app, "--src chooses the address rdma_cm resolves from; add --cm");
+    }
     c.timeout = std::chrono::seconds(o->timeout_s);
     const auto r = check::run_check(c, stop_requested());
     const bool printed = print(r, o->out);

@@ -124,6 +124,7 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
   eo.fs = t.fs;
   eo.dev = t.dev;
   eo.local_address = local_address(s.sock);
+  eo.peer_address = peer_address(s.sock);
   eo.src = t.src;
   eo.transport = r.test.transport;
   eo.buffer_size = r.test.max_size;

@@ -89,7 +89,13 @@ Result<Endpoint, verbs::CmError> open_cm_endpoint(const EndpointOptions& o, cons
   step("ROUTE_RESOLVED", ev, t1);
   if (!ev) return ev.error();
   ep.verbs = ep.cm_id->verbs;
-  if (auto s = pick_port_and_gid(ep, o, ep.cm_id->port_num); !s) return local(s.error());
+  // With --src rdma_cm resolves from that address, not the TCP socket's.
+  EndpointOptions from = o;
+  if (!o.src.empty()) from.local_address = o.src;
+  if (auto s = pick_port_and_gid(ep, from, ep.cm_id->port_num); !s) return local(s.error());
+  record_choice(ep, from,
+                o.src.empty() ? "rdma_cm resolved the peer's address to it"
+                              : "rdma_cm resolved the peer's address to it from --src " + o.src);
   if (auto s = create_resources(ep, o, ep.cm_id.get(), timeline); !s) return local(s.error());
   return ep;
 }
@@ -106,6 +112,7 @@ Result<Endpoint, verbs::CmError> accept_cm_endpoint(const EndpointOptions& o, ve
   ep.cm_id = std::move(id);
   ep.verbs = ep.cm_id->verbs;
   if (auto s = pick_port_and_gid(ep, o, ep.cm_id->port_num); !s) return local(s.error());
+  record_choice(ep, o, "rdma_cm delivered the connection request on it");
   if (auto s = create_resources(ep, o, ep.cm_id.get(), timeline); !s) return local(s.error());
   return ep;
 }

@@ -154,6 +154,42 @@ Result<GidChoice> choose_gid(const std::vector<GidCandidate>& gids, bool etherne
   return c;
 }
 
+std::string address_gid_text(const std::string& address) {
+  const auto g = raw_of_address(address);
+  return g ? text(*g) : std::string();
+}
+
+std::string forced_flags(const DeviceChoice& forced) {
+  std::string out;
+  auto add = [&](const std::string& flag) { out += (out.empty() ? "" : " ") + flag; };
+  if (!forced.device.empty()) add("-d " + forced.device);
+  if (forced.ib_port > 0) add(fmt::format("--ib-port {}", forced.ib_port));
+  if (forced.gid_index >= 0) add(fmt::format("-x {}", forced.gid_index));
+  return out;
+}
+
+std::string explain_choice(const ChoiceStory& s) {
+  const std::string gid =
+      fmt::format("GID index {}{}", s.gid_index, s.gid_type.empty() ? "" : " (" + s.gid_type + ")");
+  const std::string chosen = fmt::format("{} port {}, {}", s.device, s.port, gid);
+  if (!s.forced.empty()) {
+    // The forced GID's netdev is not the route's: name them apart.
+    std::string out = fmt::format("forced by {}: {}{}", s.forced, chosen,
+                                  s.netdev.empty() ? "" : " on " + s.netdev);
+    if (!s.local_address.empty() && !s.server) {
+      out += fmt::format("; the route to {} leaves from {}", s.peer_address, s.local_address);
+    }
+    return out;
+  }
+  if (s.local_address.empty()) return fmt::format("{} ({})", chosen, s.device_why);
+  const std::string via = s.netdev.empty() ? "" : " via " + s.netdev;
+  const std::string route =
+      s.server
+          ? fmt::format("the client ({}) connected to {}{}", s.peer_address, s.local_address, via)
+          : fmt::format("route to {} from {}{}", s.peer_address, s.local_address, via);
+  return fmt::format("{} -> {} ({})", route, chosen, s.device_why);
+}
+
 std::vector<DeviceCandidate> device_candidates(const std::vector<DeviceInfo>& devices) {
   std::vector<DeviceCandidate> out;
   for (const auto& d : devices) {

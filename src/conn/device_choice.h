@@ -60,6 +60,30 @@ struct GidChoice {
 Result<GidChoice> choose_gid(const std::vector<GidCandidate>& gids, bool ethernet, int forced,
                              const std::string& local_address, const std::string& where);
 
+// The GID that carries ADDRESS (IPv4 as v4-mapped), as sysfs prints it; ""
+// when ADDRESS is not an IP address.
+std::string address_gid_text(const std::string& address);
+
+// The flags as the user typed them ("-d rxe1 -x 3"); "" when nothing was forced.
+std::string forced_flags(const DeviceChoice& forced);
+
+// What one side chose and why, for the report: the route (or, on the server,
+// the address the client connected to), its netdev, the device and port on
+// it, and the GID index; or the flags that forced them.
+struct ChoiceStory {
+  bool server = false;        // LOCAL_ADDRESS is the address the client connected to
+  std::string peer_address;   // the other side's address on this connection
+  std::string local_address;  // this side's: the route's source address
+  std::string netdev;         // the netdev the chosen GID belongs to
+  std::string device;
+  int port = 1;
+  int gid_index = 0;
+  std::string gid_type;
+  std::string device_why;  // choose_device_port's reason, or rdma_cm's
+  std::string forced;      // forced_flags(), "" = chosen by the route
+};
+std::string explain_choice(const ChoiceStory& s);
+
 // The same inputs read from sysfs (a live machine or a captured tree).
 std::vector<DeviceCandidate> device_candidates(const std::vector<DeviceInfo>& devices);
 std::vector<GidCandidate> gid_candidates(const PortInfo& port);

@@ -154,6 +154,45 @@ TEST(DeviceChoice, FourNicsIpv6AndADuplicateSubnet) {
   EXPECT_EQ(choose_device_port(devs, DeviceChoice{"rxe2", 0, -1}, "198.18.1.1")->device, "rxe2");
 }
 
+// What the report says: route -> netdev -> device, port, GID index; the
+// server's side names the address the client connected to; forced flags are
+// named as typed, beside the route they override.
+TEST(DeviceChoice, TheChoiceIsExplainedFromRouteToGid) {
+  const std::vector<DeviceCandidate> devs = {
+      nic("rxe0", true, {v2(0, "fe80::1"), v2(1, "198.18.0.2")}),
+      nic("rxe1", true, {v2(0, "fe80::2"), v2(1, "198.18.1.2")}),
+  };
+  auto p = choose_device_port(devs, DeviceChoice{}, "198.18.1.2");
+  ASSERT_TRUE(p.ok());
+  ChoiceStory s{.peer_address = "198.18.1.1",
+                .local_address = "198.18.1.2",
+                .netdev = "eth1",
+                .device = p->device,
+                .port = p->port,
+                .gid_index = 1,
+                .gid_type = "RoCE v2",
+                .device_why = p->why};
+  EXPECT_EQ(explain_choice(s),
+            "route to 198.18.1.1 from 198.18.1.2 via eth1 -> rxe1 port 1, GID index 1 (RoCE v2) "
+            "(its GID table carries 198.18.1.2, the address this host reaches the peer from)");
+  s.server = true;
+  EXPECT_EQ(explain_choice(s).rfind("the client (198.18.1.1) connected to 198.18.1.2 via eth1 -> "
+                                    "rxe1 port 1, GID index 1",
+                                    0),
+            0u)
+      << explain_choice(s);
+  s.server = false;
+  s.device = "rxe0";
+  s.netdev = "eth0";
+  s.forced = forced_flags(DeviceChoice{"rxe0", 0, 1});
+  EXPECT_EQ(s.forced, "-d rxe0 -x 1");
+  EXPECT_EQ(explain_choice(s),
+            "forced by -d rxe0 -x 1: rxe0 port 1, GID index 1 (RoCE v2) on eth0; the route to "
+            "198.18.1.1 leaves from 198.18.1.2");
+  EXPECT_EQ(forced_flags(DeviceChoice{}), "");
+  EXPECT_EQ(forced_flags(DeviceChoice{"", 2, -1}), "--ib-port 2");
+}
+
 TEST(DeviceChoice, ACapturedRxeHostIsChosenByItsAddress) {
   const auto devs = device_candidates(devices("rxe-lab-h1"));
   auto p = choose_device_port(devs, DeviceChoice{}, "198.18.0.1");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "conn/device_choice.h"
 #include "host/firewall.h"
 #include "sysfs/rdma_sysfs.h"
 
@@ -340,7 +341,7 @@ std::string why_selection_fails(const UserSelection& u, const std::optional<prot
   }
   if (u.device && s.device != a.device && !s.netdev.empty() && !a.netdev.empty() &&
       s.netdev != a.netdev) {
-    return fmt::format("{} sits on {}, but this host reaches the peer ({}) through {}", s.device,
+    return fmt::format("{} sits on {}, but this host reaches the peer from {} through {}", s.device,
                        s.netdev, u.local_address, a.netdev);
   }
   if (!u.gid && !u.device) return {};
@@ -367,11 +368,84 @@ std::string why_selection_fails(const UserSelection& u, const std::optional<prot
         family(s.gid), peer_says);
   }
   if (!s.netdev.empty() && !a.netdev.empty() && s.netdev != a.netdev) {
-    return fmt::format("it belongs to {}, but this host reaches the peer ({}) through {}", s.netdev,
-                       u.local_address, a.netdev);
+    return fmt::format("it belongs to {}, but this host reaches the peer from {} through {}",
+                       s.netdev, u.local_address, a.netdev);
   }
   return fmt::format("it is not the GID of {}, the address this host uses towards the peer",
                      u.local_address);
+}
+
+// The server answered on a GID that is not the one of the address the client
+// connected to: its GID lives on another device (serve -d/-x forced it, or
+// the address moved), and packets to it leave by another route, if any.
+void blame_peer_off_address(const ConnObservation& o, std::vector<Finding>& out) {
+  if (o.failed != Stage::kQpSetup && o.failed != Stage::kTraffic) return;
+  if (!o.peer || o.peer->local_address.empty() || o.peer->gid.empty()) return;
+  const std::string want = address_gid_text(o.peer->local_address);
+  if (want.empty() || want == o.peer->gid) return;
+  const auto& p = *o.peer;
+  Finding f = make_finding(
+      "peer-gid-off-address", Severity::kFail, Layer::kConnection,
+      fmt::format("the client connected to {} but the server answered on {} port {} GID[{}] {}{}, "
+                  "which is not that address: RoCE packets go to another NIC's address",
+                  p.local_address, p.device, p.port, p.gid_index, p.gid,
+                  p.netdev.empty() ? "" : " (" + p.netdev + ")"));
+  f.evidence.push_back(fmt::format("server's choice: {}", p.choice));
+  f.evidence.push_back(fmt::format("the GID of {} would be {}", p.local_address, want));
+  f.evidence.push_back(fmt::format("what failed: {} ({})", name_of(o.failed), o.error));
+  for (const auto& c : out) {
+    f.evidence.push_back(
+        fmt::format("consequence: {} {}: {}", severity_name(c.severity), c.id, c.summary));
+  }
+  f.fix = p.forced.empty()
+              ? fmt::format("connect to the address of {} on {}, or give {} an RDMA device",
+                            p.device, p.netdev.empty() ? "its netdev" : p.netdev, p.local_address)
+              : fmt::format(
+                    "start 'rdmacheck serve' without {} (it then answers on the device that owns "
+                    "the address the client connects to), or connect to the address of {}",
+                    p.forced, p.netdev.empty() ? p.device : p.netdev);
+  out.clear();
+  out.push_back(std::move(f));
+}
+
+// --cm failed where librdmacm cannot work at all (no /dev/infiniband/rdma_cm)
+// or cannot map the source address to a device: that is the cause, whatever
+// event or call showed it.
+void blame_cm_host(const ConnObservation& o, std::vector<Finding>& out) {
+  const CmHost& h = o.cm;
+  if (!h.used || (o.failed != Stage::kLocalSetup && o.failed != Stage::kCmConnect)) return;
+  std::optional<Finding> f;
+  if (!h.dev_node) {
+    f = make_finding(
+        "rdma-cm-unavailable", Severity::kFail, Layer::kConnection,
+        "rdma_cm cannot work on this host: /dev/infiniband/rdma_cm is missing, so librdmacm "
+        "cannot resolve addresses or connect (the verbs path does not need it)");
+    f->evidence.push_back(fmt::format("module rdma_ucm: {}; module rdma_cm: {}",
+                                      h.ucm_loaded ? "loaded" : "not loaded",
+                                      h.cm_loaded ? "loaded" : "not loaded"));
+    f->fix =
+        "modprobe rdma_ucm (it pulls in rdma_cm), and load it at boot (/etc/modules-load.d/, or "
+        "rdma-core's rdma-load-modules@rdma.service)";
+  } else if (!h.source_rdma && !h.source.empty()) {
+    f = make_finding(
+        "cm-source-without-device", Severity::kFail, Layer::kConnection,
+        fmt::format("no RDMA device's GID table carries {}, the source address rdma_cm resolves "
+                    "from: the netdev that owns it has no RDMA device",
+                    h.source));
+    f->fix = fmt::format(
+        "give --src the address of a netdev with an RDMA device ('rdmacheck devices' lists the "
+        "addresses each device carries) or drop --src; UCX/MPI applications: "
+        "UCX_RDMA_CM_SOURCE_ADDRESS=ADDR likewise (librdmacm itself reads no "
+        "RDMA_CM_SOURCE_ADDRESS)");
+  }
+  if (!f) return;
+  f->evidence.push_back(fmt::format("what failed: {} ({})", name_of(o.failed), o.error));
+  for (const auto& c : out) {
+    f->evidence.push_back(
+        fmt::format("consequence: {} {}: {}", severity_name(c.severity), c.id, c.summary));
+  }
+  out.clear();
+  out.push_back(std::move(*f));
 }
 
 std::vector<Finding> diagnose(const ConnObservation& o) {
@@ -395,7 +469,13 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
                                              "rdmacheck serve there",
                                              o.host, o.tcp_port));
         f.evidence.push_back(o.error);
-        f.fix = fmt::format("start 'rdmacheck serve' on {} (or give its port with --port)", o.host);
+        // A server bound to another of the host's addresses (serve --bind)
+        // refuses here exactly as no server does: the fix names both.
+        f.fix = fmt::format(
+            "start 'rdmacheck serve' on {} (or give its port with --port); if it runs with "
+            "--bind ADDR, connect to that ADDR ('ss -ltn sport = :{}' on {} shows where it "
+            "listens)",
+            o.host, o.tcp_port, o.host);
         out.push_back(std::move(f));
       } else {
         Finding f =
@@ -526,6 +606,8 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
     }
   }
   blame_user_selection(o, out);
+  if (!o.user.any()) blame_peer_off_address(o, out);
+  blame_cm_host(o, out);
   return out;
 }
 

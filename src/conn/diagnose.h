@@ -58,6 +58,16 @@ struct UserSelection {
   [[nodiscard]] bool any() const { return device || port || gid; }
 };
 
+// --cm: what librdmacm needs on this host, read when a test asked for it.
+struct CmHost {
+  bool used = false;        // --cm was asked
+  bool dev_node = true;     // /dev/infiniband/rdma_cm exists (rdma_ucm provides it)
+  bool ucm_loaded = true;   // /sys/module/rdma_ucm
+  bool cm_loaded = true;    // /sys/module/rdma_cm
+  std::string source;       // the source address rdma_cm resolves from (--src, else the route's)
+  bool source_rdma = true;  // an RDMA device's GID table carries SOURCE
+};
+
 struct ConnObservation {
   std::string host;  // what the user asked to reach
   uint16_t tcp_port = 0;
@@ -80,6 +90,7 @@ struct ConnObservation {
   int pings_ok = 0;
   int pings_sent = 0;
   UserSelection user;
+  CmHost cm;
 };
 
 std::vector<Finding> diagnose(const ConnObservation& o);

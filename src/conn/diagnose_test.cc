@@ -57,8 +57,75 @@ TEST(Diagnose, ConnectionManagerEventsNameTheirCause) {
   EXPECT_NE(lost_ids[0], "cm-connect-failed");
 }
 
+// Lab, --nics 2, h1 running 'serve -d rxe1': the client connected to
+// 198.18.0.1 (eth0), the server answered with rxe1's GID 198.18.1.1, and no
+// RoCE packet came back. The cause is the server's device, not the path.
+TEST(Diagnose, ThePeersGidOnAnotherDeviceThanTheConnectedAddress) {
+  ConnObservation o = lost("");
+  o.error = "RC ping: retry exceeded";
+  o.peer->device = "rxe1";
+  o.peer->netdev = "eth1";
+  o.peer->gid_index = 1;
+  o.peer->gid = "0000:0000:0000:0000:0000:ffff:c612:0101";
+  o.peer->local_address = "198.18.0.1";
+  o.peer->forced = "-d rxe1";
+  o.peer->choice = "forced by -d rxe1: rxe1 port 1, GID index 1 (RoCE v2) on eth1";
+  const auto fs = diagnose(o);
+  ASSERT_EQ(ids(fs).at(0), "peer-gid-off-address");
+  EXPECT_EQ(fs[0].severity, Severity::kFail);
+  EXPECT_NE(fs[0].fix.find("without -d rxe1"), std::string::npos) << fs[0].fix;
+  EXPECT_NE(fs[0].fix.find("eth1"), std::string::npos) << fs[0].fix;
+  // What the probes said stays as its evidence.
+  bool consequence = false;
+  for (const auto& e : fs[0].evidence) consequence |= e.rfind("consequence: ", 0) == 0;
+  EXPECT_TRUE(consequence);
+  // Not forced (the address moved to a NIC without an RDMA device): the fix says so.
+  o.peer->forced.clear();
+  EXPECT_NE(diagnose(o).at(0).fix.find("give 198.18.0.1 an RDMA device"), std::string::npos);
+  // The GID of the connected address, or traffic that passed: nothing to blame.
+  o.peer->gid = "0000:0000:0000:0000:0000:ffff:c612:0001";
+  EXPECT_NE(ids(diagnose(o)).at(0), "peer-gid-off-address");
+  o.peer->gid = "0000:0000:0000:0000:0000:ffff:c612:0101";
+  o.failed = Stage::kDone;
+  EXPECT_TRUE(diagnose(o).empty());
+}
+
+// --cm where librdmacm cannot work: no /dev/infiniband/rdma_cm (rdma_ucm
+// unloaded), or a source address no RDMA device carries (an address on a
+// plain netdev given with --src). Against: the peer rejecting, which says so.
+TEST(Diagnose, RdmaCmResolutionFailuresNameTheHostCause) {
+  ConnObservation o;
+  o.host = "h1";
+  o.failed = Stage::kLocalSetup;
+  o.error = "rdma_create_event_channel: No such device";
+  o.cm = CmHost{.used = true, .dev_node = false, .ucm_loaded = false, .source = "198.18.0.2"};
+  auto fs = diagnose(o);
+  ASSERT_EQ(ids(fs).at(0), "rdma-cm-unavailable");
+  EXPECT_NE(fs[0].fix.find("modprobe rdma_ucm"), std::string::npos) << fs[0].fix;
+  EXPECT_NE(fs[0].evidence.at(0).find("rdma_ucm: not loaded"), std::string::npos);
+  // The modules are there; the source address lives on a netdev without a device.
+  o.failed = Stage::kCmConnect;
+  o.error = "rdma_resolve_addr: No such device [198.18.0.1]";
+  o.cm = CmHost{.used = true, .source = "10.99.0.2", .source_rdma = false};
+  fs = diagnose(o);
+  ASSERT_EQ(ids(fs).at(0), "cm-source-without-device");
+  EXPECT_NE(fs[0].summary.find("10.99.0.2"), std::string::npos);
+  EXPECT_NE(fs[0].fix.find("--src"), std::string::npos);
+  EXPECT_NE(fs[0].fix.find("UCX_RDMA_CM_SOURCE_ADDRESS"), std::string::npos);
+  // Everything in place and the peer said no: the rejection, not the host.
+  o.cm.source_rdma = true;
+  o.cm_break.event = RDMA_CM_EVENT_REJECTED;
+  EXPECT_EQ(ids(diagnose(o)).at(0), "cm-rejected");
+  // Without --cm nothing of this applies.
+  o.cm = CmHost{};
+  o.cm.dev_node = false;
+  EXPECT_EQ(ids(diagnose(o)).at(0), "cm-rejected");
+}
+
 TEST(Diagnose, HealthyHasNoFindings) { EXPECT_TRUE(diagnose(ConnObservation{}).empty()); }
 
+// Refused: nothing listens there, or serve --bind listens on another
+// address of the host; the client cannot tell them apart, the fix names both.
 TEST(Diagnose, RefusedMeansNoServer) {
   ConnObservation o;
   o.host = "h1";
@@ -68,6 +135,9 @@ TEST(Diagnose, RefusedMeansNoServer) {
   const auto f = diagnose(o);
   ASSERT_EQ(ids(f), std::vector<std::string>{"server-not-listening"});
   EXPECT_EQ(f[0].severity, Severity::kFail);
+  EXPECT_NE(f[0].fix.find("start 'rdmacheck serve' on h1"), std::string::npos) << f[0].fix;
+  EXPECT_NE(f[0].fix.find("--bind ADDR, connect to that ADDR"), std::string::npos) << f[0].fix;
+  EXPECT_NE(f[0].fix.find("sport = :4792"), std::string::npos) << f[0].fix;
 }
 
 TEST(Diagnose, TimeoutMeansUnreachable) {
@@ -235,7 +305,7 @@ TEST(Diagnose, WhySelectionFailsNamesFamilyTypeNetdevAndPortState) {
   u.forced = rxe_gid(3, "0000:0000:0000:0000:0000:ffff:0a00:0002");
   u.forced->netdev = "eth1";
   EXPECT_EQ(why_selection_fails(u, std::nullopt, ""),
-            "it belongs to eth1, but this host reaches the peer (198.18.0.2) through eth0");
+            "it belongs to eth1, but this host reaches the peer from 198.18.0.2 through eth0");
   u = UserSelection{};
   u.port = true;
   u.automatic = rxe_gid(1, "x");

@@ -308,8 +308,24 @@ Result<Endpoint> open_device_only(const EndpointOptions& o) {
   ep.ctx = std::move(*ctx);
   ep.verbs = ep.ctx.get();
   if (auto s = pick_port_and_gid(ep, o, chosen->port); !s) return s.error();
-  ep.choice = chosen->device + " port " + std::to_string(chosen->port) + ": " + chosen->why;
+  record_choice(ep, o, chosen->why);
   return ep;
+}
+
+void record_choice(Endpoint& ep, const EndpointOptions& o, const std::string& why) {
+  ep.local_address = o.local_address;
+  ep.peer_address = o.peer_address;
+  ep.forced = forced_flags(o.dev);
+  ep.choice = explain_choice(ChoiceStory{.server = o.server,
+                                         .peer_address = o.peer_address,
+                                         .local_address = o.local_address,
+                                         .netdev = ep.netdev,
+                                         .device = ep.device,
+                                         .port = ep.port,
+                                         .gid_index = ep.gid_index,
+                                         .gid_type = ep.gid_type,
+                                         .device_why = why,
+                                         .forced = ep.forced});
 }
 
 Result<Endpoint> open_endpoint(const EndpointOptions& o, std::vector<proto::Step>& timeline) {
@@ -337,6 +353,9 @@ proto::HostFacts local_facts(const Endpoint& ep) {
   f.path_mtu = ep.path_mtu;
   f.sl = ep.sl;
   f.choice = ep.choice;
+  f.local_address = ep.local_address;
+  f.peer_address = ep.peer_address;
+  f.forced = ep.forced;
   if (!ep.netdev.empty()) {
     f.netdev_mtu =
         std::atoi(ep.fs.read_line("/sys/class/net/" + ep.netdev + "/mtu").value_or("0").c_str());

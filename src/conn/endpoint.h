@@ -25,6 +25,8 @@ struct EndpointOptions {
   FsRoot fs{"/"};             // where this side's sysfs facts are read
   DeviceChoice dev;           // what the user forced (-d, --ib-port, -x), else chosen here
   std::string local_address;  // the source address towards the peer (from the TCP socket)
+  std::string peer_address;   // the peer's address on that socket
+  bool server = false;        // local_address is the one the client connected to
   std::string src;            // --cm: source address for rdma_resolve_addr ("" = let routing pick)
   proto::Transport transport = proto::Transport::kRc;
   size_t buffer_size = 4096;  // bytes for each direction
@@ -69,7 +71,10 @@ struct Endpoint {
   uint8_t sl = 0;
   int path_mtu = 0;  // bytes, as the QP reports it after RTR (RC, UC); 0 before or for UD
   std::vector<std::string> warnings;  // e.g. a forced GID that looks wrong
-  std::string choice;                 // which device and port, and why ("rxe1 port 1: ...")
+  std::string choice;                 // what was chosen and why (conn::explain_choice)
+  std::string local_address;          // the route's source (or the address the client connected to)
+  std::string peer_address;
+  std::string forced;  // the -d/--ib-port/-x flags that forced the choice, "" = none
   uint32_t psn = 0;
   uint32_t qkey = 0;
   unsigned unacked_events = 0;
@@ -99,6 +104,10 @@ Result<Endpoint> open_device_only(const EndpointOptions& o);
 Status pick_port_and_gid(Endpoint& ep, const EndpointOptions& o, int port_hint);
 Status create_resources(Endpoint& ep, const EndpointOptions& o, rdma_cm_id* cm_id,
                         std::vector<proto::Step>& timeline);
+
+// Fills ep.choice and the addresses it names (after pick_port_and_gid):
+// WHY is how the device was chosen (choose_device_port's or rdma_cm's).
+void record_choice(Endpoint& ep, const EndpointOptions& o, const std::string& why);
 
 // This process's locked-memory limit as it applies to pinning: RLIMIT_MEMLOCK's
 // soft limit, nullopt when unlimited or lifted by CAP_IPC_LOCK.

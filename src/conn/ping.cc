@@ -320,6 +320,11 @@ PingReport run_ping(const PingOptions& o) {
         user_selection(read_rdma_devices(o.target.fs), forced,
                        opened ? local_address(opened->sock) : opened.error().local_address);
   }
+  if (o.cm) {
+    const std::string route = opened ? local_address(opened->sock) : opened.error().local_address;
+    rep.obs.cm = cm_host(o.target.fs, read_rdma_devices(o.target.fs),
+                         o.target.src.empty() ? route : o.target.src);
+  }
   std::unique_ptr<ClientSession> session;
   if (opened) {
     session = std::make_unique<ClientSession>(std::move(*opened));

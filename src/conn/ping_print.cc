@@ -80,7 +80,10 @@ std::string format_text(const PingReport& r, const TextStyle& /*style*/) {
   if (r.obs.local) facts_line("local", *r.obs.local);
   if (r.obs.peer) facts_line("peer", *r.obs.peer);
   if (r.obs.local && !r.obs.local->choice.empty()) {
-    out += "  chosen: " + r.obs.local->choice + "\n";
+    out += "  chosen here : " + r.obs.local->choice + "\n";
+  }
+  if (r.obs.peer && !r.obs.peer->choice.empty()) {
+    out += "  chosen peer : " + r.obs.peer->choice + "\n";
   }
   for (const auto& w : r.warnings) out += "  warning: " + w + "\n";
   out += fmt::format("  QP timeline here : {}\n", timeline_text(r.local_timeline));

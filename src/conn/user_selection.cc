@@ -51,4 +51,23 @@ UserSelection user_selection(const std::vector<DeviceInfo>& devices, const Devic
   return u;
 }
 
+CmHost cm_host(const FsRoot& fs, const std::vector<DeviceInfo>& devices,
+               const std::string& source) {
+  CmHost h;
+  h.used = true;
+  h.dev_node = fs.exists("/dev/infiniband/rdma_cm");
+  h.ucm_loaded = fs.exists("/sys/module/rdma_ucm");
+  h.cm_loaded = fs.exists("/sys/module/rdma_cm");
+  h.source = source;
+  const std::string want = address_gid_text(source);
+  if (want.empty()) return h;
+  h.source_rdma = std::any_of(devices.begin(), devices.end(), [&](const DeviceInfo& d) {
+    return std::any_of(d.ports.begin(), d.ports.end(), [&](const PortInfo& p) {
+      return std::any_of(p.gids.begin(), p.gids.end(),
+                         [&](const GidEntry& g) { return g.gid == want; });
+    });
+  });
+  return h;
+}
+
 }  // namespace rdmacheck::conn

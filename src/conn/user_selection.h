@@ -17,4 +17,9 @@ namespace rdmacheck::conn {
 UserSelection user_selection(const std::vector<DeviceInfo>& devices, const DeviceChoice& forced,
                              const std::string& local_address);
 
+// --cm: what librdmacm needs here, read under FS (the character device
+// rdma_ucm provides, the modules) and whether an RDMA device's GID table
+// carries SOURCE, the address rdma_cm resolves from.
+CmHost cm_host(const FsRoot& fs, const std::vector<DeviceInfo>& devices, const std::string& source);
+
 }  // namespace rdmacheck::conn

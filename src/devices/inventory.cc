@@ -2,6 +2,9 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
+#include "host/firewall.h"
 #include "verbs/ibv.h"
 
 namespace rdmacheck::devices {
@@ -42,6 +45,55 @@ void enrich_from_verbs(Inventory& inv) {
 
 std::string mtu_text(const std::optional<int>& m) { return m ? std::to_string(*m) : "-"; }
 
+// The kernel's routes: `ip -j route show table all` live, or a capture's
+// routing.json under another root (doctor --capture writes it).
+std::vector<Route> read_routes(const FsRoot& fs) {
+  std::vector<ToolRun> runs;
+  if (fs.root() == "/") {
+    runs = run_tools({{"ip", "-j", "route", "show", "table", "all"}});
+  } else if (auto text = fs.read("/capture/routing.json")) {
+    runs = tool_runs_from_json(nlohmann::json::parse(*text, nullptr, false));
+  }
+  const ToolRun* r = successful_run(runs, kIpRoutes);
+  return r ? parse_ip_routes(r->out) : std::vector<Route>{};
+}
+
+// Which NIC reaches which subnet, and each subnet two NICs share, once.
+std::string routes_text(const std::vector<NicRoutes>& nics) {
+  if (nics.empty()) return {};
+  std::string out;
+  out += "\nRoutes per NIC (main table)\n";
+  out += fmt::format("{:<10} {:<10} {}\n", "NETDEV", "DEVICE", "SUBNETS");
+  for (const auto& n : nics) {
+    std::string subnets;
+    for (const auto& sn : n.subnets) subnets += (subnets.empty() ? "" : ", ") + sn;
+    out += fmt::format("{:<10} {:<10} {}\n", n.netdev, n.port, subnets.empty() ? "-" : subnets);
+  }
+  // Each shared subnet once, with every NIC that has it.
+  std::vector<std::pair<std::string, std::string>> shared;  // subnet, "eth0 and eth1"
+  for (const auto& n : nics) {
+    for (const auto& sn : n.subnets) {
+      const bool dup = std::any_of(n.duplicates.begin(), n.duplicates.end(),
+                                   [&](const std::string& d) { return d.rfind(sn + " ", 0) == 0; });
+      if (!dup) continue;
+      auto it =
+          std::find_if(shared.begin(), shared.end(), [&](const auto& p) { return p.first == sn; });
+      if (it == shared.end()) {
+        shared.emplace_back(sn, n.netdev);
+      } else {
+        it->second += " and " + n.netdev;
+      }
+    }
+  }
+  for (const auto& [sn, on] : shared) {
+    out += fmt::format(
+        "duplicate subnet: {} on {} (replies and ARP may use either NIC: see 'rdmacheck "
+        "doctor', check multi-nic)\n",
+        sn, on);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> explain_no_devices(const FsRoot& fs) {
@@ -77,7 +129,35 @@ Inventory take_inventory(const FsRoot& fs, bool query_verbs) {
     return inv;
   }
   if (query_verbs) enrich_from_verbs(inv);
+  inv.nics = nic_routes(inv.devices, read_routes(fs));
   return inv;
+}
+
+std::vector<NicRoutes> nic_routes(const std::vector<DeviceInfo>& devices,
+                                  const std::vector<Route>& routes) {
+  std::vector<NicRoutes> out;
+  for (const auto& d : devices) {
+    for (const auto& p : d.ports) {
+      if (p.netdev.empty() || std::any_of(out.begin(), out.end(),
+                                          [&](const NicRoutes& n) { return n.netdev == p.netdev; }))
+        continue;
+      out.push_back(
+          {p.netdev, fmt::format("{}/{}", d.name, p.port), subnets_via(routes, p.netdev), {}});
+    }
+  }
+  if (out.size() < 2) return {};
+  for (auto& n : out) {
+    for (const auto& subnet : n.subnets) {
+      if (subnet.rfind("fe80:", 0) == 0) continue;  // every IPv6 NIC has fe80::/64
+      for (const auto& other : out) {
+        if (&other == &n) continue;
+        if (std::find(other.subnets.begin(), other.subnets.end(), subnet) != other.subnets.end()) {
+          n.duplicates.push_back(subnet + " also on " + other.netdev);
+        }
+      }
+    }
+  }
+  return out;
 }
 
 nlohmann::json to_json(const Inventory& inv) {
@@ -116,7 +196,14 @@ nlohmann::json to_json(const Inventory& inv) {
                     {"pci_address", d.pci_address},
                     {"ports", ports}});
   }
-  return {{"devices", devs}, {"why_none", inv.why_none}, {"notes", inv.notes}};
+  nlohmann::json nics = nlohmann::json::array();
+  for (const auto& n : inv.nics) {
+    nics.push_back({{"netdev", n.netdev},
+                    {"device", n.port},
+                    {"subnets", n.subnets},
+                    {"duplicates", n.duplicates}});
+  }
+  return {{"devices", devs}, {"nics", nics}, {"why_none", inv.why_none}, {"notes", inv.notes}};
 }
 
 std::string format_text(const Inventory& inv, const TextStyle& /*style*/) {
@@ -147,6 +234,7 @@ std::string format_text(const Inventory& inv, const TextStyle& /*style*/) {
       }
     }
   }
+  out += routes_text(inv.nics);
   for (const auto& n : inv.notes) out += "note: " + n + "\n";
   return out;
 }

@@ -7,19 +7,35 @@
 #include <vector>
 
 #include "base/text_style.h"
+#include "net/routes.h"
 #include "sysfs/fs_root.h"
 #include "sysfs/rdma_sysfs.h"
 
 namespace rdmacheck::devices {
 
+// On a host with two or more RDMA NICs: the subnets each NIC's netdev
+// reaches directly (the main routing table), and those it shares with
+// another netdev (a duplicate subnet: see doctor's "multi-nic" check).
+struct NicRoutes {
+  std::string netdev;
+  std::string port;                     // "rxe0/1"
+  std::vector<std::string> subnets;     // "198.18.0.0/24", in the kernel's order
+  std::vector<std::string> duplicates;  // "198.18.0.0/24 also on eth0"
+};
+
 struct Inventory {
   std::vector<DeviceInfo> devices;
+  std::vector<NicRoutes> nics;        // empty unless two or more RDMA netdevs
   std::vector<std::string> why_none;  // reasons, when devices is empty
   std::vector<std::string> notes;     // e.g. a device sysfs shows but verbs cannot open
 };
 
 // Reads sysfs under fs; when query_verbs, also asks libibverbs for port MTUs.
 Inventory take_inventory(const FsRoot& fs, bool query_verbs);
+
+// Pure: each RDMA netdev's subnets from ROUTES; empty with fewer than two.
+std::vector<NicRoutes> nic_routes(const std::vector<DeviceInfo>& devices,
+                                  const std::vector<Route>& routes);
 
 // Reasons there is no RDMA device, from what the machine shows (pure; tested).
 std::vector<std::string> explain_no_devices(const FsRoot& fs);

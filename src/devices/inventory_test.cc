@@ -44,5 +44,25 @@ TEST(Inventory, JsonOfCapturedRxe) {
   EXPECT_NE(text.find("ffff:c612:0001"), std::string::npos);
 }
 
+// A lab guest with two NICs whose eth1 also carries an address in eth0's
+// subnet (tests/fixtures/rxe-lab-2nic-dup, its capture/routing.json): which
+// NIC reaches which subnet, and the shared one named once.
+TEST(Inventory, TwoNicsShowTheirSubnetsAndTheOneTheyShare) {
+  const auto inv = take_inventory(FsRoot(kFixtures + "/rxe-lab-2nic-dup"), false);
+  ASSERT_EQ(inv.nics.size(), 2u);
+  EXPECT_EQ(inv.nics[0].netdev, "eth0");
+  EXPECT_EQ(inv.nics[0].port, "rxe0/1");
+  EXPECT_EQ(inv.nics[1].subnets,
+            (std::vector<std::string>{"198.18.0.0/24", "198.18.1.0/24", "fe80::/64"}));
+  EXPECT_EQ(inv.nics[1].duplicates, std::vector<std::string>{"198.18.0.0/24 also on eth0"});
+  const std::string text = format_text(inv);
+  EXPECT_NE(text.find("duplicate subnet: 198.18.0.0/24 on eth0 and eth1"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("fe80::/64 on"), std::string::npos) << "every IPv6 NIC has fe80::/64";
+  EXPECT_EQ(to_json(inv)["nics"][1]["device"], "rxe1/1");
+  // One NIC: no routes section.
+  EXPECT_TRUE(take_inventory(FsRoot(kFixtures + "/rxe-lab-doctor-healthy"), false).nics.empty());
+}
+
 }  // namespace
 }  // namespace rdmacheck::devices

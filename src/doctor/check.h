@@ -43,17 +43,18 @@ struct Machine {
 bool is_software(const DeviceInfo& d);  // rxe, siw: no PCIe, nominal rates
 
 // The checks, one group per file (named beside each), each unit-tested on fixtures.
-std::vector<CheckResult> check_presence(const Machine& m);  // presence.cc
-std::vector<CheckResult> check_ports(const Machine& m);     // port.cc
-std::vector<CheckResult> check_gids(const Machine& m);      // gid.cc
-std::vector<CheckResult> check_netdevs(const Machine& m);   // netdev.cc (link speed)
-std::vector<CheckResult> check_mtu(const Machine& m);       // mtu.cc
-std::vector<CheckResult> check_pcie(const Machine& m);      // pcie.cc
-std::vector<CheckResult> check_numa(const Machine& m);      // host_checks.cc
-std::vector<CheckResult> check_cpu(const Machine& m);       // cpu.cc
-std::vector<CheckResult> check_memlock(const Machine& m);   // host_checks.cc
-std::vector<CheckResult> check_firewall(const Machine& m);  // host_checks.cc
-std::vector<CheckResult> check_lossless(const Machine& m);  // lossless.cc
-std::vector<CheckResult> check_counters(const Machine& m);  // counters.cc
+std::vector<CheckResult> check_presence(const Machine& m);   // presence.cc
+std::vector<CheckResult> check_ports(const Machine& m);      // port.cc
+std::vector<CheckResult> check_gids(const Machine& m);       // gid.cc
+std::vector<CheckResult> check_netdevs(const Machine& m);    // netdev.cc (link speed)
+std::vector<CheckResult> check_mtu(const Machine& m);        // mtu.cc
+std::vector<CheckResult> check_pcie(const Machine& m);       // pcie.cc
+std::vector<CheckResult> check_numa(const Machine& m);       // host_checks.cc
+std::vector<CheckResult> check_cpu(const Machine& m);        // cpu.cc
+std::vector<CheckResult> check_memlock(const Machine& m);    // host_checks.cc
+std::vector<CheckResult> check_firewall(const Machine& m);   // host_checks.cc
+std::vector<CheckResult> check_lossless(const Machine& m);   // lossless.cc
+std::vector<CheckResult> check_counters(const Machine& m);   // counters.cc
+std::vector<CheckResult> check_multi_nic(const Machine& m);  // multinic.cc
 
 }  // namespace rdmacheck::doctor

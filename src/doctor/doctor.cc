@@ -27,6 +27,7 @@ const std::vector<CheckEntry>& check_table() {
       {"cpu", check_cpu},
       {"lossless", check_lossless},
       {"counters", check_counters},
+      {"multi-nic", check_multi_nic},
   };
   return t;
 }

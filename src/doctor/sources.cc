@@ -7,6 +7,11 @@
 namespace rdmacheck::doctor {
 namespace {
 
+const std::vector<std::vector<std::string>> kRoutingTools = {
+    {"ip", "-j", "rule", "show"},  // net/routes.h: kIpRules, kIpRoutes
+    {"ip", "-j", "route", "show", "table", "all"},
+};
+
 class LiveSources : public Sources {
  public:
   explicit LiveSources(const FsRoot& fs) : fs_(fs) {}
@@ -31,6 +36,7 @@ class LiveSources : public Sources {
     return PortMtu{verbs::mtu_bytes(attr->active_mtu), verbs::mtu_bytes(attr->max_mtu)};
   }
   Result<std::vector<qps::QpInfo>> qps() override { return qps::read_qps(fs_); }
+  std::vector<ToolRun> routing() override { return run_tools(kRoutingTools); }
 
  private:
   FsRoot fs_;
@@ -56,16 +62,8 @@ class ReplaySources : public Sources {
     if (!j) return j.error();
     return dcb_from_json(*j);
   }
-  std::vector<ToolRun> firewall() override {
-    std::vector<ToolRun> runs;
-    auto j = file("firewall");
-    if (!j || !j->is_array()) return runs;
-    for (const auto& r : *j) {
-      runs.push_back({r.value("command", ""), r.value("started", false), r.value("exit_status", -1),
-                      r.value("out", "")});
-    }
-    return runs;
-  }
+  std::vector<ToolRun> firewall() override { return tool_runs("firewall"); }
+  std::vector<ToolRun> routing() override { return tool_runs("routing"); }
   Result<PortMtu> port_mtu(const std::string& device, int port) override {
     auto j = keyed("verbs", fmt::format("{}/{}", device, port));
     if (!j) return j.error();
@@ -81,6 +79,10 @@ class ReplaySources : public Sources {
   }
 
  private:
+  std::vector<ToolRun> tool_runs(const std::string& name) const {
+    auto j = file(name);
+    return j ? tool_runs_from_json(*j) : std::vector<ToolRun>{};
+  }
   Result<nlohmann::json> file(const std::string& name) const {
     const std::string path = std::string(kCaptureDir) + "/" + name + ".json";
     auto text = fs_.read(path);
@@ -152,14 +154,13 @@ Result<DcbState> RecordingSources::dcb(const std::string& netdev) {
 
 std::vector<ToolRun> RecordingSources::firewall() {
   auto runs = inner_->firewall();
-  nlohmann::json a = nlohmann::json::array();
-  for (const auto& t : runs) {
-    a.push_back({{"command", t.command},
-                 {"started", t.started},
-                 {"exit_status", t.exit_status},
-                 {"out", t.out}});
-  }
-  files_["firewall"] = a;
+  files_["firewall"] = tool_runs_json(runs);
+  return runs;
+}
+
+std::vector<ToolRun> RecordingSources::routing() {
+  auto runs = inner_->routing();
+  files_["routing"] = tool_runs_json(runs);
   return runs;
 }
 

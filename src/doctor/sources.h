@@ -33,6 +33,9 @@ class Sources {
   virtual std::vector<ToolRun> firewall() = 0;
   virtual Result<PortMtu> port_mtu(const std::string& device, int port) = 0;
   virtual Result<std::vector<qps::QpInfo>> qps() = 0;
+  // `ip -j rule show` and `ip -j route show table all`: which NIC routes to
+  // which subnet, and the per-NIC policy rules.
+  virtual std::vector<ToolRun> routing() = 0;
 };
 
 // Where a capture keeps the non-file sources, relative to its root.
@@ -53,8 +56,9 @@ class RecordingSources : public Sources {
   std::vector<ToolRun> firewall() override;
   Result<PortMtu> port_mtu(const std::string& device, int port) override;
   Result<std::vector<qps::QpInfo>> qps() override;
+  std::vector<ToolRun> routing() override;
 
-  // ethtool.json, addresses.json, dcb.json, firewall.json, verbs.json, qps.json.
+  // ethtool.json, addresses.json, dcb.json, firewall.json, verbs.json, qps.json, routing.json.
   [[nodiscard]] std::map<std::string, nlohmann::json> files() const { return files_; }
 
  private:

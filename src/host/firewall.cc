@@ -136,13 +136,8 @@ std::vector<std::string> roce_blocking_nft_rules(const std::string& ruleset) {
   return out;
 }
 
-std::vector<ToolRun> collect_firewall_outputs() {
+std::vector<ToolRun> run_tools(const std::vector<std::vector<std::string>>& argvs) {
   using namespace std::chrono_literals;
-  const std::vector<std::vector<std::string>> argvs = {{"nft", "-j", "list", "ruleset"},
-                                                       {"iptables-legacy-save"},
-                                                       {"ip6tables-legacy-save"},
-                                                       {"iptables-save"},
-                                                       {"ip6tables-save"}};
   std::vector<ToolRun> runs;
   for (const auto& argv : argvs) {
     ToolRun t;
@@ -155,6 +150,42 @@ std::vector<ToolRun> collect_firewall_outputs() {
     runs.push_back(std::move(t));
   }
   return runs;
+}
+
+nlohmann::json tool_runs_json(const std::vector<ToolRun>& runs) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& t : runs) {
+    a.push_back({{"command", t.command},
+                 {"started", t.started},
+                 {"exit_status", t.exit_status},
+                 {"out", t.out}});
+  }
+  return a;
+}
+
+std::vector<ToolRun> tool_runs_from_json(const nlohmann::json& j) {
+  std::vector<ToolRun> runs;
+  if (!j.is_array()) return runs;
+  for (const auto& r : j) {
+    runs.push_back({r.value("command", ""), r.value("started", false), r.value("exit_status", -1),
+                    r.value("out", "")});
+  }
+  return runs;
+}
+
+const ToolRun* successful_run(const std::vector<ToolRun>& runs, const std::string& command) {
+  for (const auto& r : runs) {
+    if (r.command == command && r.started && r.exit_status == 0) return &r;
+  }
+  return nullptr;
+}
+
+std::vector<ToolRun> collect_firewall_outputs() {
+  return run_tools({{"nft", "-j", "list", "ruleset"},
+                    {"iptables-legacy-save"},
+                    {"ip6tables-legacy-save"},
+                    {"iptables-save"},
+                    {"ip6tables-save"}});
 }
 
 FirewallReport evaluate_firewall(const std::vector<ToolRun>& runs) {

@@ -7,6 +7,7 @@
 // Parsers are pure functions over the real tools' own output.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,13 @@ struct ToolRun {
 // Runs nft -j list ruleset, iptables-legacy-save, ip6tables-legacy-save,
 // iptables-save and ip6tables-save, each bounded in time.
 std::vector<ToolRun> collect_firewall_outputs();
+// Runs each command line (3 s each) and keeps what it printed.
+std::vector<ToolRun> run_tools(const std::vector<std::vector<std::string>>& argvs);
+// As a capture keeps them (doctor --capture's firewall.json, routing.json).
+nlohmann::json tool_runs_json(const std::vector<ToolRun>& runs);
+std::vector<ToolRun> tool_runs_from_json(const nlohmann::json& j);
+// The output of COMMAND when it ran and exited 0; nullptr otherwise.
+const ToolRun* successful_run(const std::vector<ToolRun>& runs, const std::string& command);
 // Pure: the report those outputs give. nft's JSON is preferred (iptables-nft
 // rules are in it); legacy iptables tables are added; without nft, the
 // iptables text; old captures (iptables -S, nft list ruleset) still replay.

@@ -137,6 +137,9 @@ std::string format_document(const json& d) {
                        f["port"].get<int>(), f["gid_index"].get<int>(),
                        f["gid_type"].get<std::string>(), f["active_mtu"].get<int>(),
                        tclass != 0 || sl != 0 ? fmt::format(" tclass {} sl {}", tclass, sl) : "");
+    if (!f.value("choice", "").empty()) {
+      out += fmt::format("  {:<5}   chosen: {}\n", "", f["choice"].get<std::string>());
+    }
   }
   if (!d["placement"]["note"].get<std::string>().empty()) {
     out += "  cpu   : " + d["placement"]["note"].get<std::string>() + "\n";

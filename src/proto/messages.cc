@@ -197,6 +197,9 @@ HostFacts read_facts(Fields& parent, const json* j) {
   if (j->contains("sl")) f.sl = r.integer<int>("sl", 0, 15);
   if (j->contains("path_mtu")) f.path_mtu = r.integer<int>("path_mtu", 0, 4096);
   if (j->contains("choice")) f.choice = r.text("choice");
+  if (j->contains("local_address")) f.local_address = r.text("local_address");
+  if (j->contains("peer_address")) f.peer_address = r.text("peer_address");
+  if (j->contains("forced")) f.forced = r.text("forced");
   parent.merge(r.error());
   return f;
 }
@@ -320,7 +323,10 @@ json to_json(const HostFacts& f) {
           {"traffic_class", f.traffic_class},
           {"sl", f.sl},
           {"path_mtu", f.path_mtu},
-          {"choice", f.choice}};
+          {"choice", f.choice},
+          {"local_address", f.local_address},
+          {"peer_address", f.peer_address},
+          {"forced", f.forced}};
 }
 
 json to_json(const std::vector<Step>& steps) {

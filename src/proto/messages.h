@@ -40,7 +40,13 @@ struct HostFacts {
   int traffic_class = 0;
   int sl = 0;
   int path_mtu = 0;    // bytes: the QP's as the device reports it after RTR (-m), 0 before or UD
-  std::string choice;  // which device and port, and why ("rxe1 port 1: its GID table carries ...")
+  std::string choice;  // what was chosen and why ("route to A from B via eth1 -> rxe1 port 1, ...")
+  // The addresses the choice followed: this side's (the route's source, or on
+  // the server the address the client connected to) and the other side's;
+  // the -d/--ib-port/-x flags that forced it ("" = chosen by the route).
+  std::string local_address;
+  std::string peer_address;
+  std::string forced;
 };
 
 struct QpInfo {

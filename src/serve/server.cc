@@ -209,7 +209,9 @@ conn::EndpointOptions endpoint_options(const proto::Hello& hello, const ServerOp
   conn::EndpointOptions eo;
   eo.fs = o.fs;
   eo.dev = o.dev;
-  eo.local_address = local_address(sock);
+  eo.local_address = local_address(sock);  // the address the client connected to
+  eo.peer_address = peer_address(sock);
+  eo.server = true;
   eo.transport = hello.test.transport;
   eo.buffer_size = hello.test.max_size;
   // Only the access the test needs: nothing remote for send, and for a ping

@@ -76,30 +76,30 @@ const std::vector<std::string> kCheckThenPingWire2 = {"--nics", "2",
                                                       "--run",  "h2:rdmacheck check h1 --json",
                                                       "--run",  "h2:rdmacheck ping h1-2 --json"};
 
-TEST(MultiNicLab, TwoNicsCheckGoesThroughTheDeviceThatRoutesToThePeer) {
-  const auto r = run_lab(kCheckThenPingWire2);
+// The default check through the device on eth0, then `ping h1-2` through the
+// one on eth1, on both ends: RXE_ON_ETH0/1 name them in this device order.
+void expect_route_picks_device(const std::vector<std::string>& extra,
+                               const std::string& rxe_on_eth0, const std::string& rxe_on_eth1) {
+  auto args = kCheckThenPingWire2;
+  args.insert(args.end(), extra.begin(), extra.end());
+  const auto r = run_lab(args);
   EXPECT_LE(r.exit, 1) << r.console;
-  expect_healthy_check_through(r, run_output(r, "h2"), "rxe0");
-  expect_two_wires(r, "rxe0", "rxe1");
+  expect_healthy_check_through(r, run_output(r, "h2"), rxe_on_eth0);
+  expect_two_wires(r, rxe_on_eth0, rxe_on_eth1);
   // h1-2 is h1's address on the second wire: both ends use the device on eth1.
   const auto& p = run_output(r, "h2", 1);
   ASSERT_TRUE(p.is_object()) << r.console;
   EXPECT_EQ(p["ok"], true) << p.dump(2).substr(0, 2000);
-  expect_sides(p, {"rxe1", "eth1"}, {"rxe1", "eth1"}, "ping h1-2");
+  expect_sides(p, {rxe_on_eth1, "eth1"}, {rxe_on_eth1, "eth1"}, "ping h1-2");
+}
+
+TEST(MultiNicLab, TwoNicsCheckGoesThroughTheDeviceThatRoutesToThePeer) {
+  expect_route_picks_device({}, "rxe0", "rxe1");
 }
 
 TEST(MultiNicLab, ReversedDeviceOrderStillUsesTheDeviceOnTheRoutedNic) {
-  auto args = kCheckThenPingWire2;
-  args.insert(args.end(), {"--device-order", "reversed"});
-  const auto r = run_lab(args);
-  EXPECT_LE(r.exit, 1) << r.console;
   // rxe0 sits on eth1 now: "the first device" would be the wrong one.
-  expect_healthy_check_through(r, run_output(r, "h2"), "rxe1");
-  expect_two_wires(r, "rxe1", "rxe0");
-  const auto& p = run_output(r, "h2", 1);
-  ASSERT_TRUE(p.is_object()) << r.console;
-  EXPECT_EQ(p["ok"], true) << p.dump(2).substr(0, 2000);
-  expect_sides(p, {"rxe0", "eth1"}, {"rxe0", "eth1"}, "ping h1-2");
+  expect_route_picks_device({"--device-order", "reversed"}, "rxe1", "rxe0");
 }
 
 TEST(MultiNicLab, SecondWireDownDoesNotFailACheckOnTheFirst) {
@@ -109,6 +109,79 @@ TEST(MultiNicLab, SecondWireDownDoesNotFailACheckOnTheFirst) {
   expect_healthy_check_through(r, run_output(r, "h2"), "rxe0");
   ASSERT_TRUE(r.doc.is_object());
   EXPECT_EQ(r.doc["hosts"][1]["setup"][0], "ip link set eth1 down");
+}
+
+// The first finding of a run's report (a ping's or a check's top one).
+nlohmann::json top_finding(const nlohmann::json& report) {
+  if (report.contains("top_findings") && !report["top_findings"].empty()) {
+    return report["top_findings"][0];
+  }
+  if (report.contains("findings") && !report["findings"].empty()) return report["findings"][0];
+  return nullptr;
+}
+
+void expect_top(const nlohmann::json& report, const std::string& id, const std::string& fix_has,
+                const std::string& what) {
+  ASSERT_TRUE(report.is_object()) << what;
+  const auto f = top_finding(report);
+  ASSERT_TRUE(f.is_object()) << what << ": " << report.dump(2).substr(0, 3000);
+  EXPECT_EQ(f["id"], id) << what << ": " << f.dump(2);
+  EXPECT_EQ(f["severity"], "fail") << what << ": " << f.dump(2);
+  EXPECT_NE(f["fix"].get<std::string>().find(fix_has), std::string::npos)
+      << what << ": " << f.dump(2);
+}
+
+// The multi-NIC pitfalls, one boot: h1 also runs a server forced onto its
+// second NIC (serve -d, port 18600); h2 forces -d onto the NIC that does not
+// route to h1, talks to that forced server, sends rdma_cm from the other
+// NIC's address (--src), from an address on a netdev without an RDMA device,
+// and last without the rdma_ucm module (and without module autoloading, which
+// would bring it back: librdmacm asks RDMA netlink for its character device).
+TEST(MultiNicLab, MultiNicPitfallsAreNamedWithTheirFix) {
+  const std::string forced_server =
+      "h1:rdmacheck serve --psk-file $RDMACHECK_PSK_FILE -d rxe1 --port 18600 "
+      "> /tmp/serve-18600.log 2>&1 & "
+      "for i in $(seq 100); do grep -q listening /tmp/serve-18600.log && break; sleep 0.1; done; "
+      "grep -q listening /tmp/serve-18600.log";
+  const std::string plain_netdev =
+      "h2:ip link add dummy0 type dummy && ip addr add 10.99.0.2/24 dev dummy0 && "
+      "ip link set dummy0 up";
+  const auto r = run_lab(
+      {"--nics", "2", "--setup", forced_server, "--setup", plain_netdev, "--run",
+       "h2:rdmacheck ping h1 -n 3 -d rxe1 --json", "--run",
+       "h2:rdmacheck ping h1 -n 3 --port 18600 --json", "--run",
+       "h2:rdmacheck check h1 --cm --src 198.18.1.2 --quick --json", "--run",
+       "h2:rdmacheck ping h1 -n 3 --cm --src 10.99.0.2 --json", "--run",
+       "h2:sysctl -qw kernel.modprobe=/bin/false && rmmod rdma_ucm && rdmacheck ping h1 -n 3 "
+       "--cm --json"});
+  ASSERT_TRUE(r.doc.is_object()) << r.console;
+  // -d onto the NIC on eth1: its GID is 198.18.1.2, h1 is reached from 198.18.0.2.
+  const auto& forced = run_output(r, "h2", 0);
+  expect_top(forced, "forced-device-unusable", "drop -d", "ping -d rxe1");
+  EXPECT_NE(top_finding(forced)["summary"].get<std::string>().find("eth0"), std::string::npos)
+      << top_finding(forced).dump(2);
+  EXPECT_EQ(run_exit(r, "h2", 0), 2);
+  // The server forced onto rxe1 answers for 198.18.0.1 with 198.18.1.1's GID.
+  const auto& off = run_output(r, "h2", 1);
+  expect_top(off, "peer-gid-off-address", "without -d rxe1", "ping the forced server");
+  ASSERT_TRUE(off["peer"].is_object()) << off.dump(2).substr(0, 2000);
+  EXPECT_EQ(off["peer"]["forced"], "-d rxe1");
+  EXPECT_EQ(off["peer"]["local_address"], "198.18.0.1");
+  // rdma_cm from eth1's address while the route to h1 leaves from eth0.
+  const auto& cm = run_output(r, "h2", 2);
+  ASSERT_TRUE(cm.is_object()) << r.console;
+  EXPECT_EQ(cm["layers"][1]["status"], "FAIL") << cm["layers"][1].dump(2);
+  const auto top = top_finding(cm);
+  ASSERT_TRUE(top.is_object()) << cm.dump(2).substr(0, 3000);
+  EXPECT_EQ(top["id"], "cm-device-differs") << top.dump(2);
+  EXPECT_NE(top["fix"].get<std::string>().find("--src 198.18.0.2"), std::string::npos)
+      << top.dump(2);
+  EXPECT_NE(top["fix"].get<std::string>().find("UCX_RDMA_CM_SOURCE_ADDRESS"), std::string::npos);
+  // rdma_cm from an address no RDMA device carries, then without rdma_ucm:
+  // the host's cause, not the peer's rejection.
+  expect_top(run_output(r, "h2", 3), "cm-source-without-device", "--src", "--cm --src 10.99.0.2");
+  expect_top(run_output(r, "h2", 4), "rdma-cm-unavailable", "modprobe rdma_ucm",
+             "--cm without rdma_ucm");
 }
 
 }  // namespace
