@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -29,10 +30,12 @@ namespace rdmacheck {
 template <>
 struct EnumNames<check::LayerStatus> {
   static constexpr std::array<std::pair<check::LayerStatus, std::string_view>, 4> table = {{
-      {check::LayerStatus::kPass, "PASS"},
-      {check::LayerStatus::kWarn, "WARN"},
-      {check::LayerStatus::kFail, "FAIL"},
-      {check::LayerStatus::kNotRun, "NOT RUN"},
+      // JSON's one casing for statuses (as findings' "ok", "warn", "fail");
+      // the text shows them upper case (layer_status_text).
+      {check::LayerStatus::kPass, "pass"},
+      {check::LayerStatus::kWarn, "warn"},
+      {check::LayerStatus::kFail, "fail"},
+      {check::LayerStatus::kNotRun, "not_run"},
   }};
 };
 }  // namespace rdmacheck
@@ -40,6 +43,13 @@ struct EnumNames<check::LayerStatus> {
 namespace rdmacheck::check {
 
 inline const char* layer_status_name(LayerStatus s) { return name_of(s).data(); }
+// "PASS", "NOT RUN": how the text shows a status.
+inline std::string layer_status_text(LayerStatus s) {
+  std::string t(name_of(s));
+  for (char& c : t)
+    c = c == '_' ? ' ' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return t;
+}
 
 struct CheckOptions {
   conn::Target target;

@@ -42,7 +42,7 @@ TEST(CheckLab, TheDefaultLabIsAHealthyCheck) {
   EXPECT_EQ(c["command"], "check");
   EXPECT_EQ(c["host"], "h1");
   for (size_t l = 0; l < 3; ++l) {
-    EXPECT_TRUE(status(c, l) == "PASS" || status(c, l) == "WARN") << c["layers"][l].dump(2);
+    EXPECT_TRUE(status(c, l) == "pass" || status(c, l) == "warn") << c["layers"][l].dump(2);
   }
   EXPECT_LE(r.exit, 1) << r.console;
   // Layer 3's TCP reference ran between the same guests: every byte the
@@ -65,7 +65,7 @@ TEST(CheckLab, HealthyPairPassesEveryLayerAndRendersHtml) {
   ASSERT_TRUE(c.is_object()) << r.console;
   EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
   for (size_t l = 0; l < 3; ++l) {
-    EXPECT_TRUE(status(c, l) == "PASS" || status(c, l) == "WARN") << c["layers"][l].dump(2);
+    EXPECT_TRUE(status(c, l) == "pass" || status(c, l) == "warn") << c["layers"][l].dump(2);
     for (const auto& f : c["layers"][l]["findings"]) EXPECT_NE(f["severity"], "fail") << f.dump(2);
   }
   EXPECT_LE(r.exit, 1) << r.console;
@@ -104,8 +104,8 @@ TEST(CheckLab, FirewallFailsTheConnectionLayerNamingTheFirewallFirst) {
   const auto& c = run_output(r, "h2");
   ASSERT_TRUE(c.is_object()) << r.console;
   EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
-  EXPECT_EQ(status(c, 1), "FAIL");
-  EXPECT_EQ(status(c, 2), "NOT RUN");
+  EXPECT_EQ(status(c, 1), "fail");
+  EXPECT_EQ(status(c, 2), "not_run");
   ASSERT_FALSE(layer_ids(c, 1).empty());
   EXPECT_EQ(layer_ids(c, 1)[0], "firewall-blocks-roce");
   EXPECT_EQ(c["top_findings"][0]["id"], "firewall-blocks-roce");
@@ -118,8 +118,8 @@ TEST(CheckLab, MtuMismatchIsReportedAndTheTestStillCorrect) {
   ASSERT_TRUE(c.is_object()) << r.console;
   EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
   EXPECT_TRUE(has(layer_ids(c, 0), "mtu-mismatch")) << c["layers"][0].dump(2);
-  EXPECT_EQ(status(c, 1), "PASS") << c["layers"][1].dump(2);  // both sides use the smaller MTU
-  EXPECT_EQ(status(c, 2), "NOT RUN");
+  EXPECT_EQ(status(c, 1), "pass") << c["layers"][1].dump(2);  // both sides use the smaller MTU
+  EXPECT_EQ(status(c, 2), "not_run");
   EXPECT_EQ(r.exit, 1);
 }
 
@@ -129,7 +129,7 @@ TEST(CheckLab, LossWarnsAtThePerformanceLayer) {
   ASSERT_TRUE(c.is_object()) << r.console;
   EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
   EXPECT_TRUE(has(layer_ids(c, 2), "packet-loss-during-test")) << c["layers"][2].dump(2);
-  EXPECT_EQ(status(c, 2), "WARN");
+  EXPECT_EQ(status(c, 2), "warn");
 }
 
 TEST(CheckLab, NoServerFailsNamingIt) {
@@ -139,7 +139,7 @@ TEST(CheckLab, NoServerFailsNamingIt) {
   ASSERT_TRUE(c.is_object()) << r.console;
   EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
   EXPECT_EQ(layer_ids(c, 1).at(0), "server-not-listening");
-  EXPECT_EQ(status(c, 2), "NOT RUN");
+  EXPECT_EQ(status(c, 2), "not_run");
 }
 
 TEST(CheckLab, HostProblemsAreReportedForTheRightHost) {

@@ -16,8 +16,8 @@
       `rdmacheck check ${doc.host} (port ${doc.port})`;
   const sum = section('Summary');
   sum.append(table(['layer', 'status', 'time', 'note'], doc.layers.map((l) => [
-    l.layer, $('span', {class: 'st ' + l.status.replace(' ', '-')}, l.status),
-    l.status === 'NOT RUN' ? '' : l.seconds.toFixed(1) + ' s', l.not_run_reason])));
+    l.layer, $('span', {class: 'st ' + l.status}, l.status.replace('_', ' ').toUpperCase()),
+    l.status === 'not_run' ? '' : l.seconds.toFixed(1) + ' s', l.not_run_reason])));
   if (doc.expired_in) sum.append($('p', {class: 'warn'}, `The deadline passed during ${doc.expired_in}.`));
   sum.append($('p', {}, `Total ${(doc.elapsed_ms / 1000).toFixed(1)} s, exit status ${doc.exit}.`));
 
