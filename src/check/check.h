@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "check/priority.h"
 #include "conn/ping.h"
 #include "conn/tcp_probe.h"
 #include "doctor/doctor.h"
@@ -57,6 +58,9 @@ struct CheckOptions {
   bool quick = false;  // skip the performance layer
   bool full = false;   // every operation and size in the performance layer
   std::chrono::seconds timeout{180};
+  // -T or -S was on the command line: use target's class and level as they
+  // are; else the priority this host's doctor read as configured for RoCE.
+  bool priority_given = false;
 };
 
 struct LayerReport {
@@ -78,6 +82,7 @@ struct CheckReport {
   std::optional<conn::TcpProbeReport> tcp_probe;  // TCP echoes between the same addresses
   std::vector<perf::PerfReport> perf;
   std::optional<perf::TcpBaseline> tcp_baseline;  // layer 3: TCP stream and echoes, same addresses
+  PriorityChoice priority;                        // what the RDMA tests' packets carried, and why
   std::string expired_in;  // the step that was running when the deadline passed
   double elapsed_ms = 0;
 };

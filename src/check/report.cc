@@ -127,6 +127,7 @@ nlohmann::json to_json(const CheckReport& r) {
       {"tcp_probe", r.tcp_probe ? conn::to_json(*r.tcp_probe) : nlohmann::json(nullptr)},
       {"perf", perfs},
       {"tcp_baseline", r.tcp_baseline ? perf::to_json(*r.tcp_baseline) : nlohmann::json(nullptr)},
+      {"priority", to_json(r.priority)},
       {"expired_in", r.expired_in},
       {"elapsed_ms", r.elapsed_ms}};
 }
@@ -147,11 +148,21 @@ std::string result_line(const CheckReport& r, bool color) {
                      paint(layer_status_text(overall), overall, color), st);
 }
 
+std::string title_line(const CheckReport& r) {
+  return fmt::format("rdmacheck check {} (port {})\n", r.options.target.host,
+                     r.options.target.tcp_port);
+}
+
+std::string expired_line(const CheckReport& r) {
+  if (r.expired_in.empty()) return {};
+  return fmt::format("  the --timeout of {} s passed during {}\n", r.options.timeout.count(),
+                     r.expired_in);
+}
+
 // --brief: a few lines to paste into a ticket; the finding to fix first is
 // the only one shown, with its fix.
 std::string brief_text(const CheckReport& r, bool color) {
-  std::string out = fmt::format("rdmacheck check {} (port {})\n", r.options.target.host,
-                                r.options.target.tcp_port);
+  std::string out = title_line(r);
   for (size_t i = 0; i < r.layers.size(); ++i) {
     const auto& l = r.layers[i];
     out += fmt::format("  {} {:<12} {} {}\n", i + 1, kLayerTitles[i],
@@ -164,11 +175,7 @@ std::string brief_text(const CheckReport& r, bool color) {
                        f.host.empty() ? "" : " [" + f.host + "]", f.summary);
     if (!f.fix.empty()) out += "  fix: " + f.fix + "\n";
   }
-  if (!r.expired_in.empty()) {
-    out += fmt::format("  the --timeout of {} s passed during {}\n", r.options.timeout.count(),
-                       r.expired_in);
-  }
-  return out + result_line(r, color);
+  return out + expired_line(r) + result_line(r, color);
 }
 
 }  // namespace
@@ -176,8 +183,7 @@ std::string brief_text(const CheckReport& r, bool color) {
 std::string format_text(const CheckReport& r, const TextStyle& style) {
   const bool color = style.color;
   if (style.detail == Detail::kBrief) return brief_text(r, color);
-  std::string out = fmt::format("rdmacheck check {} (port {})\n", r.options.target.host,
-                                r.options.target.tcp_port);
+  std::string out = title_line(r);
   for (size_t i = 0; i < r.layers.size(); ++i) {
     const auto& l = r.layers[i];
     out += fmt::format("\n== layer {}: {} == {} {}\n", i + 1, kLayerTitles[i],
@@ -185,6 +191,12 @@ std::string format_text(const CheckReport& r, const TextStyle& style) {
     if (i == 0) {
       if (r.local) out += facts_line("here", *r.local);
       if (r.peer) out += facts_line("peer", *r.peer);
+      // Chosen once the device layer passed (empty before).
+      if (!r.priority.why.empty()) {
+        out += fmt::format("  priority: traffic class {}, service level {} ({}: {})\n",
+                           r.priority.traffic_class, r.priority.sl, name_of(r.priority.source),
+                           r.priority.why);
+      }
     }
     if (i == 1) {
       for (const auto& p : r.pings) out += ping_line(p);
@@ -212,10 +224,7 @@ std::string format_text(const CheckReport& r, const TextStyle& style) {
     for (const auto& f : top) ids += (ids.empty() ? "" : ", ") + f.id;
     out += "  fix first (see above): " + ids + "\n";
   }
-  if (!r.expired_in.empty()) {
-    out += fmt::format("  the --timeout of {} s passed during {}\n", r.options.timeout.count(),
-                       r.expired_in);
-  }
+  out += expired_line(r);
   out += fmt::format("  total {:.1f} s\n", r.elapsed_ms / 1000);
   return out + result_line(r, color);
 }

@@ -42,6 +42,7 @@ Runner attach_check(CLI::App& app) {
     check::CheckOptions c = o->c;
     if (c.quick && c.full) return usage_error(app, "--quick and --full contradict each other");
     c.timeout = std::chrono::seconds(o->timeout_s);
+    c.priority_given = app.count("--tclass") + app.count("--sl") > 0;
     const auto r = check::run_check(c, stop_requested());
     const bool printed = print(r, o->out);
     if (!o->html.empty()) {

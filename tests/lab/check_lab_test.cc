@@ -56,6 +56,13 @@ TEST(CheckLab, TheDefaultLabIsAHealthyCheck) {
   EXPECT_EQ(tcp["echoes"], 200);
   ASSERT_FALSE(c["perf"].empty());
   EXPECT_TRUE(c["perf"][0]["cpu"].is_object()) << c["perf"][0].dump(2).substr(0, 2000);
+  // No -T/-S and virtio has no DCB: the check says it kept class 0, and why,
+  // and the QPs carried exactly that.
+  EXPECT_EQ(c["priority"]["source"], "default") << c["priority"].dump();
+  EXPECT_EQ(c["priority"]["why"], "PFC on eth0 is not readable: class 0, level 0");
+  EXPECT_EQ(c["local"]["traffic_class"], 0);
+  // The ticket names the device the check used.
+  EXPECT_EQ(c["ticket"]["devices"][0]["name"], "rxe0") << c["ticket"].dump();
 }
 
 TEST(CheckLab, HealthyPairPassesEveryLayerAndRendersHtml) {
@@ -96,6 +103,11 @@ TEST(CheckLab, HealthyPairPassesEveryLayerAndRendersHtml) {
   EXPECT_NE(dom.find("data-charts=\""), std::string::npos) << dom.substr(0, 2000);
   EXPECT_EQ(dom.find("data-charts=\"0\""), std::string::npos) << "no chart was drawn";
   EXPECT_TRUE(std::ifstream(dir + "/report.png").good());
+  // The page shows the ticket header and both hosts' doctors.
+  EXPECT_NE(dom.find("rdma-core "), std::string::npos) << dom.substr(0, 4000);
+  EXPECT_NE(dom.find("command: <code>rdmacheck check h1 --json --html"), std::string::npos);
+  EXPECT_NE(dom.find("This host: 0 failures"), std::string::npos);
+  EXPECT_NE(dom.find("Server: 0 failures"), std::string::npos);
 }
 
 TEST(CheckLab, FirewallFailsTheConnectionLayerNamingTheFirewallFirst) {
