@@ -44,7 +44,7 @@ std::string rdma_core_version_from_file(const std::string& path) {
   const std::string rest = file.substr(prefix.size());
   const size_t dot = rest.find('.');
   if (dot == std::string::npos || dot == 0) return {};
-  const std::string release = rest.substr(dot + 1);
+  std::string release = rest.substr(dot + 1);
   if (release.empty() || release.find_first_not_of("0123456789.") != std::string::npos) return {};
   return release;
 }

@@ -3,13 +3,16 @@
 // conforms, 1 when not, 2 when a file cannot be read. Test-only: ctest runs
 // the real binary and checks what it printed (tests/cli/expect_schema).
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "testing/schema_check.h"
 #include "testing/schema_refs.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int validate(int argc, char** argv) {
   if (argc != 4) {
     std::fprintf(stderr, "usage: schema_validate SCHEMA_DIR SCHEMA_NAME FILE\n");
     return 2;
@@ -28,4 +31,15 @@ int main(int argc, char** argv) {
   const auto v = rdmacheck::perf::schema_violations(*schema, doc);
   for (const auto& line : v) std::printf("%s\n", line.c_str());
   return v.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return validate(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "schema_validate: %s\n", e.what());
+    return 2;
+  }
 }
