@@ -11,6 +11,7 @@ namespace {
 
 int run(int argc, char** argv) {
   using rdmacheck::cli::Runner;
+  rdmacheck::cli::record_command_line(argc, argv);
   CLI::App app{
       "rdmacheck: find out whether an RDMA link works, layer by layer (device, connection, "
       "performance), and why not.\n"};

@@ -7,8 +7,14 @@
 
 namespace rdmacheck {
 
+// How much a report's text says: --brief (check: the layers and the one
+// finding to fix first), the default, or -v (doctor: every fact each check
+// read, as ibv_devinfo -v).
+enum class Detail { kBrief, kNormal, kVerbose };
+
 struct TextStyle {
   bool color = false;  // ANSI colours for statuses (only on a terminal)
+  Detail detail = Detail::kNormal;
 };
 
 }  // namespace rdmacheck

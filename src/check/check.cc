@@ -269,11 +269,27 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
     return done();
   }
 
+  // The priority of the RDMA tests' packets: -T/-S as given, else the class
+  // this host's doctor read as configured for RoCE (PFC, trust, DSCP map).
+  conn::Target target = o.target;
+  if (o.priority_given) {
+    r.priority = {.traffic_class = target.traffic_class,
+                  .sl = target.sl,
+                  .source = PrioritySource::kUser,
+                  .why = "given with -T/-S"};
+  } else {
+    r.priority = priority_from_doctor(
+        r.local_doctor,
+        port_under_test(port_states(local_doc), o.target.dev.device, o.target.dev.ib_port));
+    target.traffic_class = r.priority.traffic_class;
+    target.sl = r.priority.sl;
+  }
+
   // Layer 2: RC ping with the size ladder, UD ping, rdma_cm.
   auto t2 = Clock::now();
   std::vector<conn::PingOptions> pings;
   conn::PingOptions rc;
-  rc.target = o.target;
+  rc.target = target;
   // Rates, not single shots: enough probes to tell 0 %, a few percent and
   // 100 % apart. RC retransmits, so its probes show loss as ACK timeouts;
   // UD's show the raw datagram loss.
@@ -388,7 +404,7 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
     }
     if (expired(fmt::format("{} {}", name_of(spec.op), name_of(spec.kind)))) break;
     perf::PerfOptions po;
-    po.target = o.target;
+    po.target = target;
     po.spec = spec;
     // One test may not take the whole budget: under heavy loss, go-back-N
     // recovery with 1 s ACK timeouts can take minutes.

@@ -7,12 +7,14 @@
 #pragma once
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "check/priority.h"
 #include "conn/ping.h"
 #include "conn/tcp_probe.h"
 #include "doctor/doctor.h"
@@ -29,10 +31,12 @@ namespace rdmacheck {
 template <>
 struct EnumNames<check::LayerStatus> {
   static constexpr std::array<std::pair<check::LayerStatus, std::string_view>, 4> table = {{
-      {check::LayerStatus::kPass, "PASS"},
-      {check::LayerStatus::kWarn, "WARN"},
-      {check::LayerStatus::kFail, "FAIL"},
-      {check::LayerStatus::kNotRun, "NOT RUN"},
+      // JSON's one casing for statuses (as findings' "ok", "warn", "fail");
+      // the text shows them upper case (layer_status_text).
+      {check::LayerStatus::kPass, "pass"},
+      {check::LayerStatus::kWarn, "warn"},
+      {check::LayerStatus::kFail, "fail"},
+      {check::LayerStatus::kNotRun, "not_run"},
   }};
 };
 }  // namespace rdmacheck
@@ -40,6 +44,13 @@ struct EnumNames<check::LayerStatus> {
 namespace rdmacheck::check {
 
 inline const char* layer_status_name(LayerStatus s) { return name_of(s).data(); }
+// "PASS", "NOT RUN": how the text shows a status.
+inline std::string layer_status_text(LayerStatus s) {
+  std::string t(name_of(s));
+  for (char& c : t)
+    c = c == '_' ? ' ' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return t;
+}
 
 struct CheckOptions {
   conn::Target target;
@@ -47,6 +58,9 @@ struct CheckOptions {
   bool quick = false;  // skip the performance layer
   bool full = false;   // every operation and size in the performance layer
   std::chrono::seconds timeout{180};
+  // -T or -S was on the command line: use target's class and level as they
+  // are; else the priority this host's doctor read as configured for RoCE.
+  bool priority_given = false;
 };
 
 struct LayerReport {
@@ -68,6 +82,7 @@ struct CheckReport {
   std::optional<conn::TcpProbeReport> tcp_probe;  // TCP echoes between the same addresses
   std::vector<perf::PerfReport> perf;
   std::optional<perf::TcpBaseline> tcp_baseline;  // layer 3: TCP stream and echoes, same addresses
+  PriorityChoice priority;                        // what the RDMA tests' packets carried, and why
   std::string expired_in;  // the step that was running when the deadline passed
   double elapsed_ms = 0;
 };

@@ -109,8 +109,50 @@ TEST(Check, TopFindingsPutFailuresFirst) {
       << text;
   EXPECT_NE(text.find("result: FAIL"), std::string::npos);
   const auto j = to_json(r);
-  EXPECT_EQ(j["layers"][1]["status"], "FAIL");
+  EXPECT_EQ(j["layers"][1]["status"], "fail");
+  EXPECT_EQ(j["layers"][2]["status"], "not_run");
   EXPECT_EQ(j["top_findings"][0]["id"], "firewall-blocks-roce");
+}
+
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Each finding's summary, evidence and fix are printed once (in its layer);
+// the summary names the ones to fix first by id. --brief is the layers, the
+// first finding to fix and its fix.
+TEST(Check, EvidenceOnceAndBriefText) {
+  CheckReport r;
+  Finding fw = make_finding("firewall-blocks-roce", Severity::kFail, Layer::kConnection,
+                            "UDP 4791 is dropped on h1");
+  fw.host = "h1";
+  fw.evidence = {"iptables -A INPUT -p udp -m udp --dport 4791 -j DROP"};
+  fw.fix = "iptables -I INPUT -p udp --dport 4791 -j ACCEPT";
+  Finding mtu = make_finding("mtu-not-jumbo", Severity::kWarn, Layer::kDevice, "eth0 MTU 1500");
+  mtu.evidence = {"/sys/class/net/eth0/mtu: 1500"};
+  r.layers = {
+      LayerReport{Layer::kDevice, LayerStatus::kWarn, "", {mtu}, 0.4},
+      LayerReport{Layer::kConnection, LayerStatus::kFail, "", {fw}, 2.1},
+      LayerReport{Layer::kPerformance, LayerStatus::kNotRun, "the connection layer failed"}};
+  const std::string text = format_text(r);
+  for (const std::string& once :
+       {fw.summary, fw.evidence[0], fw.fix, mtu.summary, mtu.evidence[0]}) {
+    EXPECT_EQ(occurrences(text, once), 1u) << once << "\n" << text;
+  }
+  EXPECT_NE(text.find("fix first (see above): firewall-blocks-roce, mtu-not-jumbo\n"),
+            std::string::npos)
+      << text;
+  const std::string brief = format_text(r, {.detail = Detail::kBrief});
+  EXPECT_EQ(brief,
+            "rdmacheck check  (port 4792)\n"
+            "  1 device       WARN (0.4 s)\n"
+            "  2 connection   FAIL (2.1 s)\n"
+            "  3 performance  NOT RUN (the connection layer failed)\n"
+            "  first to fix: fail firewall-blocks-roce [h1]: UDP 4791 is dropped on h1\n"
+            "  fix: iptables -I INPUT -p udp --dport 4791 -j ACCEPT\n"
+            "result: FAIL (exit status 2)\n");
 }
 
 Finding doc(const std::string& id, Severity s, const std::string& host,

@@ -23,7 +23,7 @@ constexpr const char* kStyle = R"CSS(
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 60em; color: #222; }
 h1 { font-size: 1.5em; } h2 { border-bottom: 1px solid #ccc; margin-top: 1.5em; }
 table { border-collapse: collapse; margin: .5em 0; } td, th { border: 1px solid #ddd; padding: .2em .6em; text-align: left; }
-.st { font-weight: bold; } .PASS { color: #1a7f37; } .WARN { color: #9a6700; } .FAIL { color: #cf222e; } .NOT-RUN { color: #777; }
+.st { font-weight: bold; } .st.pass { color: #1a7f37; } .st.warn { color: #9a6700; } .st.fail { color: #cf222e; } .st.not_run { color: #777; }
 .finding { margin: .6em 0; padding: .4em .6em; border-left: 4px solid #999; background: #f6f8fa; }
 .finding.fail { border-color: #cf222e; } .finding.warn { border-color: #9a6700; } .finding.info { border-color: #0969da; }
 .ev, .fix { font-family: monospace; font-size: .9em; margin-left: 1em; } .chart { margin: .5em 0 1.5em; }

@@ -128,23 +128,76 @@ nlohmann::json to_json(const CheckReport& r) {
       {"tcp_probe", r.tcp_probe ? conn::to_json(*r.tcp_probe) : nlohmann::json(nullptr)},
       {"perf", perfs},
       {"tcp_baseline", r.tcp_baseline ? perf::to_json(*r.tcp_baseline) : nlohmann::json(nullptr)},
+      {"priority", to_json(r.priority)},
       {"expired_in", r.expired_in},
       {"elapsed_ms", r.elapsed_ms}};
 }
 
-std::string format_text(const CheckReport& r, const TextStyle& style) {
-  const bool color = style.color;
-  std::string out = fmt::format("rdmacheck check {} (port {})\n", r.options.target.host,
-                                r.options.target.tcp_port);
+namespace {
+
+std::string layer_time(const LayerReport& l) {
+  return l.status == LayerStatus::kNotRun ? fmt::format("({})", l.not_run_reason)
+                                          : fmt::format("({:.1f} s)", l.seconds);
+}
+
+std::string result_line(const CheckReport& r, bool color) {
+  const int st = exit_status(r);
+  const LayerStatus overall = st == 2   ? LayerStatus::kFail
+                              : st == 1 ? LayerStatus::kWarn
+                                        : LayerStatus::kPass;
+  return fmt::format("result: {} (exit status {})\n",
+                     paint(layer_status_text(overall), overall, color), st);
+}
+
+std::string title_line(const CheckReport& r) {
+  return fmt::format("rdmacheck check {} (port {})\n", r.options.target.host,
+                     r.options.target.tcp_port);
+}
+
+std::string expired_line(const CheckReport& r) {
+  if (r.expired_in.empty()) return {};
+  return fmt::format("  the --timeout of {} s passed during {}\n", r.options.timeout.count(),
+                     r.expired_in);
+}
+
+// --brief: a few lines to paste into a ticket; the finding to fix first is
+// the only one shown, with its fix.
+std::string brief_text(const CheckReport& r, bool color) {
+  std::string out = title_line(r);
   for (size_t i = 0; i < r.layers.size(); ++i) {
     const auto& l = r.layers[i];
-    out += fmt::format("\n== layer {}: {} == {}", i + 1, kLayerTitles[i],
-                       paint(layer_status_name(l.status), l.status, color));
-    out += l.status == LayerStatus::kNotRun ? fmt::format(" ({})\n", l.not_run_reason)
-                                            : fmt::format(" ({:.1f} s)\n", l.seconds);
+    out += fmt::format("  {} {:<12} {} {}\n", i + 1, kLayerTitles[i],
+                       paint(layer_status_text(l.status), l.status, color), layer_time(l));
+  }
+  const auto top = top_findings(r, 1);
+  if (!top.empty()) {
+    const auto& f = top[0];
+    out += fmt::format("  first to fix: {} {}{}: {}\n", severity_name(f.severity), f.id,
+                       f.host.empty() ? "" : " [" + f.host + "]", f.summary);
+    if (!f.fix.empty()) out += "  fix: " + f.fix + "\n";
+  }
+  return out + expired_line(r) + result_line(r, color);
+}
+
+}  // namespace
+
+std::string format_text(const CheckReport& r, const TextStyle& style) {
+  const bool color = style.color;
+  if (style.detail == Detail::kBrief) return brief_text(r, color);
+  std::string out = title_line(r);
+  for (size_t i = 0; i < r.layers.size(); ++i) {
+    const auto& l = r.layers[i];
+    out += fmt::format("\n== layer {}: {} == {} {}\n", i + 1, kLayerTitles[i],
+                       paint(layer_status_text(l.status), l.status, color), layer_time(l));
     if (i == 0) {
       if (r.local) out += facts_line("here", *r.local);
       if (r.peer) out += facts_line("peer", *r.peer);
+      // Chosen once the device layer passed (empty before).
+      if (!r.priority.why.empty()) {
+        out += fmt::format("  priority: traffic class {}, service level {} ({}: {})\n",
+                           r.priority.traffic_class, r.priority.sl, name_of(r.priority.source),
+                           r.priority.why);
+      }
     }
     if (i == 1) {
       for (const auto& p : r.pings) out += ping_line(p);
@@ -162,27 +215,19 @@ std::string format_text(const CheckReport& r, const TextStyle& style) {
   out += "\n== summary ==\n";
   for (size_t i = 0; i < r.layers.size(); ++i) {
     out += fmt::format("  {:<12} {}\n", kLayerTitles[i],
-                       paint(layer_status_name(r.layers[i].status), r.layers[i].status, color));
+                       paint(layer_status_text(r.layers[i].status), r.layers[i].status, color));
   }
+  // The findings are printed once, in their layer above: the summary names
+  // the ones to fix first by id only.
   const auto top = top_findings(r, 5);
   if (!top.empty()) {
-    out += "  top findings:\n";
-    for (const auto& f : top) {
-      out += fmt::format("    {} {}: {}\n      fix: {}\n", severity_name(f.severity), f.id,
-                         f.summary, f.fix.empty() ? "-" : f.fix);
-    }
+    std::string ids;
+    for (const auto& f : top) ids += (ids.empty() ? "" : ", ") + f.id;
+    out += "  fix first (see above): " + ids + "\n";
   }
-  if (!r.expired_in.empty()) {
-    out += fmt::format("  the --timeout of {} s passed during {}\n", r.options.timeout.count(),
-                       r.expired_in);
-  }
-  const int st = exit_status(r);
-  const LayerStatus overall = st == 2   ? LayerStatus::kFail
-                              : st == 1 ? LayerStatus::kWarn
-                                        : LayerStatus::kPass;
-  out += fmt::format("  total {:.1f} s\nresult: {}\n", r.elapsed_ms / 1000,
-                     paint(layer_status_name(overall), overall, color));
-  return out;
+  out += expired_line(r);
+  out += fmt::format("  total {:.1f} s\n", r.elapsed_ms / 1000);
+  return out + result_line(r, color);
 }
 
 }  // namespace rdmacheck::check

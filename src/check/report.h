@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "base/text_style.h"
 #include "check/check.h"
@@ -12,5 +13,9 @@ namespace rdmacheck::check {
 
 nlohmann::json to_json(const CheckReport& r);
 std::string format_text(const CheckReport& r, const TextStyle& style = {});
+// The local device the check used, for the ticket header (cli::print).
+inline std::vector<std::string> ticket_devices(const CheckReport& r) {
+  return r.local ? std::vector<std::string>{r.local->device} : std::vector<std::string>{};
+}
 
 }  // namespace rdmacheck::check

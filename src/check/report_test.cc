@@ -7,6 +7,7 @@
 
 #include "doctor/doctor.h"
 #include "doctor/test_fixture.h"
+#include "host/ticket.h"
 #include "testing/schema_check.h"
 #include "testing/schema_refs.h"
 
@@ -19,6 +20,17 @@ nlohmann::json check_schema() {
   auto s = load_schema(RDMACHECK_SCHEMAS, "check.schema.json");
   EXPECT_TRUE(s) << s.error().message();
   return s ? *s : json::object();
+}
+
+// The document as cli::print prints it: with schema_version and a ticket
+// header (the one the fixture's machine gives).
+json printed(const CheckReport& r) {
+  const TicketRun run{.rdma_core = "44.0",
+                      .command_line = "rdmacheck check h1",
+                      .now = std::chrono::system_clock::from_time_t(1796122787),
+                      .devices = {"rxe0"}};
+  return with_ticket(to_json(r),
+                     read_ticket_header(FsRoot(doctor::testing::kFixtures + "/rxe-lab-h1"), run));
 }
 
 Finding finding(const std::string& id, Severity sev, Layer layer, const std::string& host) {
@@ -124,7 +136,7 @@ CheckReport full_report() {
 }
 
 TEST(CheckSchema, AFullReportConforms) {
-  const auto doc = to_json(full_report());
+  const auto doc = printed(full_report());
   EXPECT_EQ(doc["tcp_baseline"]["server_cpu_percent"], 50);
   EXPECT_NE(format_text(full_report())
                 .find("TCP stream 2.0 s: 1.000 Gb/s, CPU 100 % of a core here (sender), 50 % on "
@@ -144,11 +156,11 @@ TEST(CheckSchema, AReportCutShortConforms) {
   r.peer_doctor = nullptr;
   r.layers[1] = LayerReport{Layer::kConnection, LayerStatus::kNotRun, "the device layer failed"};
   r.layers[2] = LayerReport{Layer::kPerformance, LayerStatus::kNotRun, "the device layer failed"};
-  EXPECT_EQ(perf::schema_violations(check_schema(), to_json(r)), std::vector<std::string>{});
+  EXPECT_EQ(perf::schema_violations(check_schema(), printed(r)), std::vector<std::string>{});
 }
 
 TEST(CheckSchema, ViolationsAreFound) {
-  auto doc = to_json(full_report());
+  auto doc = printed(full_report());
   doc["exit"] = 3;
   doc["layers"][0]["status"] = "OK";
   doc["top_findings"][0]["severity"] = "fatal";
@@ -162,7 +174,7 @@ TEST(CheckSchema, ViolationsAreFound) {
       v,
       (std::vector<std::string>{
           R"($: required 'elapsed_ms' is missing)", R"($.exit: 3 is not one of [0,1,2])",
-          R"($.layers[0].status: "OK" is not one of ["PASS","WARN","FAIL","NOT RUN"])",
+          R"($.layers[0].status: "OK" is not one of ["pass","warn","fail","not_run"])",
           R"($.local_doctor.summary.extra: not allowed here)",
           R"($.perf[0].spec.qps: 0 is below the minimum 1)",
           R"($.pings[0].local: required 'gid' is missing)",

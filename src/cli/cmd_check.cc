@@ -26,6 +26,9 @@ Runner attach_check(CLI::App& app) {
       ->check(CLI::Range(10, 3600))
       ->default_val(180);
   add_output_flags(app, o->out, "print the report as JSON", /*has_color=*/true);
+  app.add_flag_callback(
+      "--brief", [o] { o->out.detail = Detail::kBrief; },
+      "a few lines for a ticket: each layer's status, the finding to fix first and its fix");
   app.add_option("--html", o->html,
                  "also write a self-contained HTML report (charts, timelines, counters) to FILE")
       ->check(file_in_writable_dir());
@@ -42,10 +45,11 @@ Runner attach_check(CLI::App& app) {
       return usage_error(app, "--src chooses the address rdma_cm resolves from; add --cm");
     }
     c.timeout = std::chrono::seconds(o->timeout_s);
+    c.priority_given = app.count("--tclass") + app.count("--sl") > 0;
     const auto r = check::run_check(c, stop_requested());
     const bool printed = print(r, o->out);
     if (!o->html.empty()) {
-      if (auto s = check::write_html(o->html, check::to_json(r)); !s) {
+      if (auto s = check::write_html(o->html, document(r, o->out)); !s) {
         std::fprintf(stderr, "rdmacheck: error: --html: %s\n", s.error().message().c_str());
         return 2;
       }

@@ -23,6 +23,7 @@ Runner attach_devices(CLI::App& app) {
     // Port MTUs come from libibverbs, which only sees this machine's devices.
     const bool live = fs.root() == "/";
     const auto inv = devices::take_inventory(fs, live);
+    o->out.root = fs.root();
     if (!print(inv, o->out)) return 2;
     return inv.devices.empty() ? 2 : 0;
   };

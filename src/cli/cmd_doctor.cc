@@ -53,6 +53,9 @@ Runner attach_doctor(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   add_output_flags(app, o->out, "print the report as JSON");
+  app.add_flag_callback(
+      "-v,--verbose", [o] { o->out.detail = Detail::kVerbose; },
+      "also print every fact each check read (as ibv_devinfo -v); the JSON always has them");
   app.add_option("--root", o->root,
                  "replay a capture: read files under DIR and the captured ethtool, address, DCB, "
                  "firewall and verbs answers from DIR/capture (also $RDMACHECK_ROOT)")
@@ -72,6 +75,7 @@ Runner attach_doctor(CLI::App& app) {
     const FsRoot fs = FsRoot::from_option(o->root);
     auto src = doctor::sources_for(fs);
     const auto report = doctor::run_doctor(fs, *src);
+    o->out.root = fs.root();
     if (!print(report, o->out)) return 2;
     return report.exit_status();
   };

@@ -211,10 +211,13 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
     // --output prints figures only: a run without them still says why on stderr.
     if (!o->output.empty() && !r.ok)
       std::fprintf(stderr, "rdmacheck: error: %s\n", r.error.c_str());
+    // --output's stdout is figures only, for scripts: no ticket header above them.
+    OutputFlags figures = o->out;
+    figures.text_header = false;
     const bool printed =
         o->output.empty()
             ? print(r, o->out)
-            : print(perf::FigureView{r, *parse_enum<perf::Figure>(o->output)}, o->out);
+            : print(perf::FigureView{r, *parse_enum<perf::Figure>(o->output)}, figures);
     return printed ? perf::exit_status(r) : 2;
   };
 }

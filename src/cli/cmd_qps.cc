@@ -25,6 +25,7 @@ Runner attach_qps(CLI::App& app) {
   return [o]() {
     const FsRoot fs = FsRoot::from_option(o->root);
     const auto report = qps::make_report(doctor::sources_for(fs)->qps());
+    o->out.root = fs.root();
     if (report.error && !o->out.json) {
       std::fprintf(stderr, "rdmacheck: error: cannot list QPs: %s\n",
                    qps::explain(*report.error).c_str());

@@ -3,10 +3,13 @@
 #include <csignal>
 #include <cstdio>
 
+#include "host/ticket.h"
+
 namespace rdmacheck::cli {
 namespace {
 
 std::atomic<bool> g_stop{false};
+std::string g_command_line;  // written once by main() before any command runs
 
 constexpr Command kCommands[] = {
     {"check",
@@ -45,6 +48,12 @@ int usage_error(const CLI::App& app, const std::string& why) {
                app.get_name().c_str());
   return 2;
 }
+
+void record_command_line(int argc, const char* const* argv) {
+  g_command_line = quote_command_line(argc, argv);
+}
+
+const std::string& command_line() { return g_command_line; }
 
 const std::atomic<bool>& stop_requested() { return g_stop; }
 

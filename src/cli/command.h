@@ -37,6 +37,11 @@ Runner attach_completion(CLI::App& app);
 // other): one line on stderr naming the subcommand's --help. Returns 2.
 int usage_error(const CLI::App& app, const std::string& why);
 
+// The command line as the user typed it (for the ticket header): main()
+// records it once, before any command runs.
+void record_command_line(int argc, const char* const* argv);
+const std::string& command_line();
+
 // Set by SIGINT/SIGTERM; long-running commands poll it.
 const std::atomic<bool>& stop_requested();
 void install_signal_handlers();

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "base/fd.h"
+#include "cli/command.h"
 
 namespace rdmacheck::cli {
 namespace {
@@ -44,7 +45,8 @@ void add_output_flags(CLI::App& app, OutputFlags& out, const std::string& json_h
 }
 
 TextStyle text_style(const OutputFlags& out) {
-  return TextStyle{.color = !out.json && !out.no_color && ::isatty(STDOUT_FILENO) != 0};
+  return TextStyle{.color = !out.json && !out.no_color && ::isatty(STDOUT_FILENO) != 0,
+                   .detail = out.detail};
 }
 
 Status write_file_atomically(const std::string& path, const std::string& content) {
@@ -71,6 +73,13 @@ Status write_file_atomically(const std::string& path, const std::string& content
   if (::fsync(fd.get()) != 0) return fail("fsync");
   if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("rename");
   return ok_status();
+}
+
+TicketHeader ticket_header(const OutputFlags& out, const std::vector<std::string>& devices) {
+  return read_ticket_header(FsRoot(out.root), {.rdma_core = loaded_rdma_core_version(),
+                                               .command_line = command_line(),
+                                               .now = std::chrono::system_clock::now(),
+                                               .devices = devices});
 }
 
 bool write_json_file(const nlohmann::json& doc, const OutputFlags& out) {

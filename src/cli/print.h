@@ -11,13 +11,20 @@
 
 #include "base/result.h"
 #include "base/text_style.h"
+#include "host/ticket.h"
 
 namespace rdmacheck::cli {
 
 struct OutputFlags {
   bool json = false;
   bool no_color = false;
-  std::string json_file;  // --json-file: the JSON document also goes here ("" = nowhere)
+  Detail detail = Detail::kNormal;  // set by a command's --brief or -v
+  std::string json_file;            // --json-file: the JSON document also goes here ("" = nowhere)
+  // Set by the command, not by flags: the machine the report describes (a
+  // --root replay, else "/"), for the ticket header's kernel and devices; and
+  // whether the text gets the header (not --output's bare figures).
+  std::string root = "/";
+  bool text_header = true;
 };
 
 // --json (help names what is printed), --json-file FILE (perftest's
@@ -40,14 +47,39 @@ Status write_file_atomically(const std::string& path, const std::string& content
 // One line on stderr when the file could not be written; false then.
 bool write_json_file(const nlohmann::json& doc, const OutputFlags& out);
 
+// The ticket header for a report that used DEVICES (empty: every device
+// under out.root): this run's command line and time, the machine's versions.
+TicketHeader ticket_header(const OutputFlags& out, const std::vector<std::string>& devices);
+
+// The devices a report used: its own ticket_devices(R) when its module has
+// one (found by argument-dependent lookup), else none named (all are listed).
+template <class Report>
+std::vector<std::string> devices_of(const Report& r) {
+  if constexpr (requires { ticket_devices(r); }) {
+    return ticket_devices(r);
+  } else {
+    return {};
+  }
+}
+
+// A report's JSON document as every command prints it: to_json(R) with the
+// schema_version and the ticket header beside its own keys.
+template <class Report>
+nlohmann::json document(const Report& r, const OutputFlags& out) {
+  return with_ticket(to_json(r), ticket_header(out, devices_of(r)));
+}
+
 // False when --json-file could not be written (the command then exits 2).
 template <class Report>
 [[nodiscard]] bool print(const Report& r, const OutputFlags& out) {
-  const bool file_ok = out.json_file.empty() || write_json_file(to_json(r), out);
+  const nlohmann::json doc = document(r, out);
+  const bool file_ok = out.json_file.empty() || write_json_file(doc, out);
   if (out.json) {
-    std::fputs((to_json(r).dump(2) + "\n").c_str(), stdout);
+    std::fputs((doc.dump(2) + "\n").c_str(), stdout);
   } else {
-    std::fputs(format_text(r, text_style(out)).c_str(), stdout);
+    const std::string header =
+        out.text_header ? format_text(ticket_header(out, devices_of(r))) : std::string();
+    std::fputs((header + format_text(r, text_style(out))).c_str(), stdout);
   }
   std::fflush(stdout);
   return file_ok;

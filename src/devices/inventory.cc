@@ -93,6 +93,42 @@ std::string routes_text(const std::vector<NicRoutes>& nics) {
   }
   return out;
 }
+// Columns as wide as their widest cell, so an IPv6 address or a long GUID
+// never pushes the next column out of line. A header starting with '>' is
+// right-aligned (numbers).
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) {
+    for (auto& h : header) {
+      right_.push_back(!h.empty() && h[0] == '>');
+      if (right_.back()) h.erase(0, 1);
+    }
+    rows_.push_back(std::move(header));
+  }
+  void row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
+  [[nodiscard]] std::string text() const {
+    std::vector<size_t> width(right_.size(), 0);
+    for (const auto& r : rows_) {
+      for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+    }
+    std::string out;
+    for (const auto& r : rows_) {
+      std::string line;
+      for (size_t i = 0; i < r.size(); ++i) {
+        const bool last = i + 1 == r.size();
+        if (i > 0) line += ' ';
+        line += right_[i] ? fmt::format("{:>{}}", r[i], width[i])
+                          : (last ? r[i] : fmt::format("{:<{}}", r[i], width[i]));
+      }
+      out += line + "\n";
+    }
+    return out;
+  }
+
+ private:
+  std::vector<bool> right_;
+  std::vector<std::vector<std::string>> rows_;
+};
 
 }  // namespace
 
@@ -162,6 +198,9 @@ std::vector<NicRoutes> nic_routes(const std::vector<DeviceInfo>& devices,
 
 nlohmann::json to_json(const Inventory& inv) {
   nlohmann::json devs = nlohmann::json::array();
+  auto or_null = [](const std::optional<int>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
   for (const auto& d : inv.devices) {
     nlohmann::json ports = nlohmann::json::array();
     for (const auto& p : d.ports) {
@@ -173,20 +212,19 @@ nlohmann::json to_json(const Inventory& inv) {
                         {"address", g.address},
                         {"netdev", g.netdev}});
       }
-      nlohmann::json pj = {{"port", p.port},
-                           {"state", p.state_name},
-                           {"state_num", p.state},
-                           {"phys_state", p.phys_state_name},
-                           {"phys_state_num", p.phys_state},
-                           {"link_layer", p.link_layer},
-                           {"rate", p.rate},
-                           {"rate_gbps", p.rate_gbps},
-                           {"netdev", p.netdev},
-                           {"gids", gids}};
-      pj["active_mtu"] = p.active_mtu ? nlohmann::json(*p.active_mtu) : nlohmann::json(nullptr);
-      pj["max_mtu"] = p.max_mtu ? nlohmann::json(*p.max_mtu) : nlohmann::json(nullptr);
-      pj["lid"] = p.lid ? nlohmann::json(*p.lid) : nlohmann::json(nullptr);
-      ports.push_back(std::move(pj));
+      ports.push_back({{"port", p.port},
+                       {"state", p.state_name},
+                       {"state_num", p.state},
+                       {"phys_state", p.phys_state_name},
+                       {"phys_state_num", p.phys_state},
+                       {"link_layer", p.link_layer},
+                       {"rate_gbps", p.rate_gbps},
+                       {"netdev", p.netdev},
+                       {"gids", gids},
+                       // only libibverbs knows these: null when it was not asked (--root)
+                       {"active_mtu_bytes", or_null(p.active_mtu)},
+                       {"max_mtu_bytes", or_null(p.max_mtu)},
+                       {"lid", or_null(p.lid)}});
     }
     devs.push_back({{"name", d.name},
                     {"node_type", d.node_type},
@@ -213,27 +251,33 @@ std::string format_text(const Inventory& inv, const TextStyle& /*style*/) {
     for (const auto& w : inv.why_none) out += "  - " + w + "\n";
     return out;
   }
-  out += fmt::format("{:<10} {:>4} {:<8} {:<10} {:<10} {:>6} {:>6} {:<20} {}\n", "DEVICE", "PORT",
-                     "STATE", "PHYS", "LINK", "MTU", "MAX", "RATE", "NETDEV");
+  auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
+  Table devs({"DEVICE", "DRIVER", "FW_VER", "NODE_GUID", "PCI"});
+  for (const auto& d : inv.devices) {
+    devs.row({d.name, dash(d.driver), dash(d.fw_ver), dash(d.node_guid), dash(d.pci_address)});
+  }
+  out += devs.text();
+  Table ports({"DEVICE", ">PORT", "STATE", "PHYS", "LINK", ">MTU", ">MAX", ">RATE", "NETDEV"});
   for (const auto& d : inv.devices) {
     for (const auto& p : d.ports) {
-      out += fmt::format("{:<10} {:>4} {:<8} {:<10} {:<10} {:>6} {:>6} {:<20} {}\n", d.name, p.port,
-                         p.state_name, p.phys_state_name, p.link_layer, mtu_text(p.active_mtu),
-                         mtu_text(p.max_mtu), p.rate, p.netdev.empty() ? "-" : p.netdev);
+      ports.row({d.name, std::to_string(p.port), p.state_name, p.phys_state_name, p.link_layer,
+                 mtu_text(p.active_mtu), mtu_text(p.max_mtu), fmt::format("{:g} Gb/s", p.rate_gbps),
+                 dash(p.netdev)});
     }
   }
-  out += "\nGID table\n";
-  out += fmt::format("{:<10} {:>4} {:>5} {:<40} {:<8} {:<16} {}\n", "DEVICE", "PORT", "INDEX",
-                     "GID", "TYPE", "ADDRESS", "NETDEV");
+  out += "\n";
+  out += ports.text();
+  Table gids({"DEVICE", ">PORT", ">INDEX", "GID", "TYPE", "ADDRESS", "NETDEV"});
   for (const auto& d : inv.devices) {
     for (const auto& p : d.ports) {
       for (const auto& g : p.gids) {
-        out += fmt::format("{:<10} {:>4} {:>5} {:<40} {:<8} {:<16} {}\n", d.name, p.port, g.index,
-                           g.gid, gid_type_name(g.type), g.address.empty() ? "-" : g.address,
-                           g.netdev.empty() ? "-" : g.netdev);
+        gids.row({d.name, std::to_string(p.port), std::to_string(g.index), g.gid,
+                  gid_type_name(g.type), dash(g.address), dash(g.netdev)});
       }
     }
   }
+  out += "\nGID table\n";
+  out += gids.text();
   out += routes_text(inv.nics);
   for (const auto& n : inv.notes) out += "note: " + n + "\n";
   return out;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "testing/temp_dir.h"
@@ -38,7 +39,9 @@ TEST(Inventory, JsonOfCapturedRxe) {
   EXPECT_EQ(port["state"], "ACTIVE");
   EXPECT_EQ(port["gids"][1]["type"], "RoCE v2");
   EXPECT_EQ(port["gids"][1]["address"], "198.18.0.1");
-  EXPECT_TRUE(port["active_mtu"].is_null());  // only libibverbs knows it; not asked here
+  EXPECT_TRUE(port["active_mtu_bytes"].is_null());  // only libibverbs knows it; not asked here
+  EXPECT_EQ(port["rate_gbps"], 2.5);
+  EXPECT_EQ(j["devices"][0]["node_guid"], "5054:00ff:fe12:3401");
   const std::string text = format_text(inv);
   EXPECT_NE(text.find("rxe0"), std::string::npos);
   EXPECT_NE(text.find("ffff:c612:0001"), std::string::npos);
@@ -62,6 +65,48 @@ TEST(Inventory, TwoNicsShowTheirSubnetsAndTheOneTheyShare) {
   EXPECT_EQ(to_json(inv)["nics"][1]["device"], "rxe1/1");
   // One NIC: no routes section.
   EXPECT_TRUE(take_inventory(FsRoot(kFixtures + "/rxe-lab-doctor-healthy"), false).nics.empty());
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  for (size_t nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1) {
+    out.push_back(text.substr(at, nl - at));
+  }
+  return out;
+}
+
+// The text shows what a ticket needs (firmware, node GUID), and the lab
+// capture's GID 0 carries an IPv6 link-local address
+// (fe80::5054:ff:fe12:3401, 24 characters) that must not push NETDEV out of
+// its column.
+TEST(Inventory, TextShowsFirmwareGuidAndKeepsColumnsWithIpv6) {
+  const auto inv = take_inventory(FsRoot(kFixtures + "/rxe-lab-h1"), false);
+  const std::string text = format_text(inv);
+  EXPECT_NE(text.find("NODE_GUID"), std::string::npos) << text;
+  EXPECT_NE(text.find("5054:00ff:fe12:3401"), std::string::npos) << text;
+  EXPECT_NE(text.find("FW_VER"), std::string::npos) << text;
+  const auto lines = lines_of(text);
+  const auto header = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.find("ADDRESS") != std::string::npos;
+  });
+  ASSERT_NE(header, lines.end()) << text;
+  const size_t netdev_col = header->find("NETDEV");
+  int gid_rows = 0;
+  for (auto it = header + 1; it != lines.end() && it->rfind("rxe0", 0) == 0; ++it) {
+    EXPECT_EQ(it->rfind("eth0"), netdev_col) << *it;
+    ++gid_rows;
+  }
+  EXPECT_EQ(gid_rows, 2);
+  EXPECT_NE(text.find("fe80::5054:ff:fe12:3401 eth0"), std::string::npos) << text;
+}
+
+// The hardware fixture's firmware (tests/fixtures/README.md: mlx5-healthy).
+TEST(Inventory, TextShowsHardwareFirmware) {
+  const auto inv = take_inventory(FsRoot(kFixtures + "/mlx5-healthy"), false);
+  const std::string text = format_text(inv);
+  EXPECT_NE(text.find("22.39.1002"), std::string::npos) << text;
+  EXPECT_NE(text.find("100 Gb/s"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -50,7 +50,10 @@ Result<DcbState> parse_dcb_reply(const nlmsghdr* nlh) {
         }
         dcb_app entry{};
         std::memcpy(&entry, mnl_attr_get_payload(app), sizeof entry);
-        if (entry.selector == IEEE_8021QAZ_APP_SEL_DSCP) ++d.dscp_app_entries;
+        if (entry.selector == IEEE_8021QAZ_APP_SEL_DSCP) {
+          ++d.dscp_app_entries;
+          d.dscp_priority[entry.protocol] = entry.priority;
+        }
       });
     }
   });
@@ -82,10 +85,20 @@ Result<DcbState> read_dcb(const std::string& netdev) {
   return *got;
 }
 
+nlohmann::json dscp_map_json(const std::map<int, int>& m) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [dscp, prio] : m) j[std::to_string(dscp)] = prio;
+  return j;
+}
+
 nlohmann::json to_json(const DcbState& d) {
-  return {{"pfc_present", d.pfc_present},         {"pfc_cap", d.pfc_cap},
-          {"pfc_enabled", d.pfc_enabled},         {"pfc_requests", d.pfc_requests},
-          {"pfc_indications", d.pfc_indications}, {"dscp_app_entries", d.dscp_app_entries}};
+  return {{"pfc_present", d.pfc_present},
+          {"pfc_cap", d.pfc_cap},
+          {"pfc_enabled", d.pfc_enabled},
+          {"pfc_requests", d.pfc_requests},
+          {"pfc_indications", d.pfc_indications},
+          {"dscp_app_entries", d.dscp_app_entries},
+          {"dscp_to_priority", dscp_map_json(d.dscp_priority)}};
 }
 
 DcbState dcb_from_json(const nlohmann::json& j) {
@@ -98,6 +111,11 @@ DcbState dcb_from_json(const nlohmann::json& j) {
     d.pfc_indications = j["pfc_indications"].get<std::array<uint64_t, 8>>();
   }
   d.dscp_app_entries = j.value("dscp_app_entries", 0);
+  // Captures made before the map was recorded have only the count.
+  const auto map = j.value("dscp_to_priority", nlohmann::json::object());
+  for (const auto& [dscp, prio] : map.items()) {
+    d.dscp_priority[std::stoi(dscp)] = prio.get<int>();
+  }
   return d;
 }
 

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@ struct DcbState {
   std::array<uint64_t, 8> pfc_indications{};  // PFC pause frames received, per priority
   bool pfc_present = false;                   // the reply carried DCB_ATTR_IEEE_PFC
   int dscp_app_entries = 0;                   // APP entries with the DSCP selector: DSCP is trusted
+  std::map<int, int> dscp_priority;           // those entries: DSCP -> priority
   [[nodiscard]] std::vector<int> pfc_priorities() const;
   [[nodiscard]] std::string trust() const { return dscp_app_entries > 0 ? "dscp" : "pcp"; }
 };
@@ -33,6 +35,8 @@ Result<DcbState> parse_dcb_reply(const nlmsghdr* nlh);
 Result<DcbState> read_dcb(const std::string& netdev);
 
 nlohmann::json to_json(const DcbState& d);
+// {"26": 3, ...}: the DSCP APP entries as JSON (object keys are strings).
+nlohmann::json dscp_map_json(const std::map<int, int>& m);
 DcbState dcb_from_json(const nlohmann::json& j);
 
 }  // namespace rdmacheck::doctor

@@ -51,6 +51,8 @@ TEST(Dcb, ParsesPfcAndTrust) {
   EXPECT_EQ(d->pfc_indications[3], 877u);
   EXPECT_EQ(d->dscp_app_entries, 2);
   EXPECT_EQ(d->trust(), "dscp");
+  // Each DSCP APP entry's protocol is the DSCP, its priority where it goes.
+  EXPECT_EQ(d->dscp_priority, (std::map<int, int>{{24, 3}, {25, 3}}));
   const auto pcp = parse_dcb_reply(reinterpret_cast<const nlmsghdr*>(ieee_reply(0, 0).data()));
   ASSERT_TRUE(pcp.ok());
   EXPECT_TRUE(pcp->pfc_priorities().empty());
@@ -71,7 +73,9 @@ TEST(Dcb, JsonRoundTrip) {
   d.pfc_enabled = 0x88;
   d.pfc_requests[7] = 5;
   d.dscp_app_entries = 1;
+  d.dscp_priority = {{26, 3}};
   const auto back = dcb_from_json(to_json(d));
+  EXPECT_EQ(back.dscp_priority, d.dscp_priority);
   EXPECT_EQ(back.pfc_priorities(), (std::vector<int>{3, 7}));
   EXPECT_EQ(back.pfc_requests[7], 5u);
   EXPECT_EQ(back.trust(), "dscp");

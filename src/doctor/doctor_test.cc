@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "doctor/test_fixture.h"
 
 namespace rdmacheck::doctor {
@@ -65,7 +67,7 @@ TEST(Doctor, TextAndJsonCarryTheSameReport) {
   const Fixture fx("mlx5-gen3x8");
   const auto r = run_doctor(fx.fs(), fx.src());
   const auto j = to_json(r);
-  const std::string text = format_text(r);
+  const std::string text = format_text(r, {.detail = Detail::kVerbose});
   EXPECT_EQ(j["host"]["hostname"], "cx5-gen3");
   EXPECT_EQ(j["summary"]["exit"], 1);
   EXPECT_EQ(j["findings"].size(), r.findings().size());
@@ -76,7 +78,15 @@ TEST(Doctor, TextAndJsonCarryTheSameReport) {
   }
   for (const auto& c : j["checks"]) {
     EXPECT_NE(text.find(c["check"].get<std::string>()), std::string::npos);
-    for (const auto& [k, v] : c["facts"].items()) EXPECT_NE(text.find(k), std::string::npos) << k;
+    for (const auto& [k, v] : c["facts"].items()) {
+      // The text names a fact without the unit its JSON key carries ("soft_bytes" -> "soft").
+      const std::string shown =
+          k.substr(0, k.rfind('_') != std::string::npos &&
+                              (k.ends_with("_bytes") || k.ends_with("_gbps") || k.ends_with("_gts"))
+                          ? k.rfind('_')
+                          : k.size());
+      EXPECT_NE(text.find(shown), std::string::npos) << k;
+    }
   }
   // Grouped by layer, in order.
   const auto dev = text.find("DEVICE LAYER");
@@ -86,6 +96,62 @@ TEST(Doctor, TextAndJsonCarryTheSameReport) {
   EXPECT_LT(conn, perf);
   EXPECT_NE(text.find("0 failures, 6 warnings, 3 notes (exit status 1)"), std::string::npos)
       << text;
+}
+
+size_t count_lines(const std::string& s) { return std::count(s.begin(), s.end(), '\n'); }
+
+// As ibv_devinfo vs -v: by default one line per check and the findings in
+// full; the facts only with -v. The healthy ConnectX-6 Dx fixture has one
+// note (GID 0 is v1 link-local), so its default text is the checks, that
+// note and the summary.
+TEST(Doctor, DefaultTextIsOneLinePerCheckPlusFindings) {
+  const Fixture fx("mlx5-healthy");
+  const auto r = run_doctor(fx.fs(), fx.src());
+  const std::string brief = format_text(r);
+  const std::string verbose = format_text(r, {.detail = Detail::kVerbose});
+  size_t finding_lines = 0;
+  for (const auto& f : r.findings()) {
+    finding_lines += 1 + f.evidence.size() + (f.fix.empty() ? 0 : 1);
+  }
+  ASSERT_EQ(r.findings().size(), 1u) << brief;
+  // header, blank + title per layer (6), one line per check, the finding, blank + summary.
+  EXPECT_EQ(count_lines(brief), 1 + 6 + r.checks.size() + finding_lines + 2) << brief;
+  EXPECT_GT(count_lines(verbose), count_lines(brief) + r.checks.size()) << verbose;
+  EXPECT_EQ(brief.find("rate "), std::string::npos) << brief;  // a fact: -v only
+  EXPECT_NE(verbose.find("rate                   100 Gb/s"), std::string::npos) << verbose;
+  // The degraded fixture's findings are all there by default, evidence and fix included.
+  const Fixture deg("mlx5-gen3x8");
+  const auto rd = run_doctor(deg.fs(), deg.src());
+  const std::string text = format_text(rd);
+  for (const auto& f : rd.findings()) {
+    EXPECT_NE(text.find(f.id + ": " + f.summary), std::string::npos) << f.id;
+    for (const auto& e : f.evidence) EXPECT_NE(text.find(e), std::string::npos) << e;
+  }
+}
+
+// Numbers in the JSON carry their unit in the key; the text shows the unit
+// after the number (the fixture's memlock is 64 KiB, its link 100 GbE at MTU
+// 1500 on a Gen3 x8 slot: tests/fixtures/README.md).
+TEST(Doctor, FactsAreNumbersWithTheUnitInTheKey) {
+  const Fixture fx("mlx5-gen3x8");
+  const auto r = run_doctor(fx.fs(), fx.src());
+  const auto j = to_json(r);
+  auto facts = [&](const std::string& check) {
+    for (const auto& c : j["checks"]) {
+      if (c["check"] == check) return c["facts"];
+    }
+    return nlohmann::json();
+  };
+  EXPECT_EQ(facts("memlock")["soft_bytes"], 65536);
+  EXPECT_EQ(facts("port-state")["rate_gbps"], 100);
+  EXPECT_EQ(facts("netdev")["speed_gbps"], 100);
+  EXPECT_EQ(facts("mtu")["netdev_mtu_bytes"], 1500);
+  EXPECT_EQ(facts("pcie")["link_gts"], 8);
+  EXPECT_EQ(facts("pcie")["link_width"], 8);
+  const std::string text = format_text(r, {.detail = Detail::kVerbose});
+  EXPECT_NE(text.find("soft                   64 KiB\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("netdev_mtu             1500 B\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("speed                  100 Gb/s\n"), std::string::npos) << text;
 }
 
 // A lab capture replays to what doctor reported when it made the capture.

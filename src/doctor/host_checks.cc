@@ -81,14 +81,18 @@ std::vector<CheckResult> check_memlock(const Machine& m) {
   const auto limits = m.fs.read("/proc/self/limits");
   const auto lim = limits ? parse_memlock(*limits) : std::nullopt;
   if (!lim) {
-    c.fact("memlock", "could not read /proc/self/limits");
+    c.fact("memlock_error", "could not read /proc/self/limits");
     return {c};
   }
   const auto status = m.fs.read("/proc/self/status");
   std::optional<bool> cap;
   if (status) cap = has_ipc_lock(*status);
-  c.fact("soft", bytes_text(lim->soft));
-  c.fact("hard", bytes_text(lim->hard));
+  // Bytes as numbers (the unit in the key); "unlimited" is a value of its own.
+  auto bytes = [](std::optional<uint64_t> b) {
+    return b ? nlohmann::json(*b) : nlohmann::json("unlimited");
+  };
+  c.fact("soft_bytes", bytes(lim->soft));
+  c.fact("hard_bytes", bytes(lim->hard));
   c.fact("cap_ipc_lock", cap.has_value() ? nlohmann::json(cap.value()) : nlohmann::json());
   if (!lim->soft || *lim->soft >= kMemlockMinBytes) return {c};
   const std::string line = fmt::format("/proc/self/limits: Max locked memory soft {} hard {}",

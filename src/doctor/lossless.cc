@@ -48,6 +48,8 @@ std::vector<CheckResult> check_lossless(const Machine& m) {
         c.fact("pfc_priorities", dcb->pfc_priorities());
         c.fact("pfc_capable_tcs", dcb->pfc_cap);
         c.fact("trust", dcb->trust());
+        if (!dcb->dscp_priority.empty())
+          c.fact("dscp_to_priority", dscp_map_json(dcb->dscp_priority));
         nlohmann::json sent = nlohmann::json::object();
         nlohmann::json received = nlohmann::json::object();
         for (int i = 0; i < 8; ++i) {

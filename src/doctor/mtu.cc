@@ -29,10 +29,10 @@ std::vector<CheckResult> check_mtu(const Machine& m) {
                     .subject = fmt::format("{}/{}", d.name, p.port)};
       auto verbs = m.src.port_mtu(d.name, p.port);
       if (verbs) {
-        c.fact("active_mtu", verbs->active_mtu);
-        c.fact("max_mtu", verbs->max_mtu);
+        c.fact("active_mtu_bytes", verbs->active_mtu);
+        c.fact("max_mtu_bytes", verbs->max_mtu);
       } else {
-        c.fact("active_mtu", "could not read: " + verbs.error().message());
+        c.fact("active_mtu_error", "could not read: " + verbs.error().message());
       }
       if (p.link_layer != "Ethernet" || p.netdev.empty()) {
         out.push_back(std::move(c));
@@ -40,14 +40,14 @@ std::vector<CheckResult> check_mtu(const Machine& m) {
       }
       const auto text = m.fs.read_line("/sys/class/net/" + p.netdev + "/mtu");
       if (!text) {
-        c.fact("netdev_mtu", "could not read /sys/class/net/" + p.netdev + "/mtu");
+        c.fact("netdev_mtu_error", "could not read /sys/class/net/" + p.netdev + "/mtu");
         out.push_back(std::move(c));
         continue;
       }
       const int mtu = std::atoi(text->c_str());
       const int allowed = roce_mtu_for(mtu);
-      c.fact("netdev_mtu", mtu);
-      c.fact("roce_mtu_allowed", allowed);
+      c.fact("netdev_mtu_bytes", mtu);
+      c.fact("roce_mtu_allowed_bytes", allowed);
       if (allowed < 4096) {
         auto& f = c.add(is_software(d) ? Severity::kInfo : Severity::kWarn, "mtu-not-jumbo",
                         fmt::format("{} MTU {} limits RoCE to {}-byte packets; 4096 needs a "

@@ -23,8 +23,8 @@ TEST(Mtu, HardwareOn1500IsAWarning) {
   const auto rs = check_mtu(Fixture("mlx5-gen3x8").m());
   ASSERT_EQ(ids(rs), std::vector<std::string>{"mtu-not-jumbo"});
   EXPECT_EQ(rs[0].status(), Severity::kWarn);
-  EXPECT_EQ(fact(rs[0], "roce_mtu_allowed"), "1024");
-  EXPECT_EQ(fact(rs[0], "active_mtu"), "1024");
+  EXPECT_EQ(fact(rs[0], "roce_mtu_allowed_bytes"), "1024");
+  EXPECT_EQ(fact(rs[0], "active_mtu_bytes"), "1024");
   EXPECT_NE(rs[0].findings[0].fix.find("ip link set ens1f0np0 mtu 9000"), std::string::npos);
 }
 
@@ -33,7 +33,7 @@ TEST(Mtu, SoftRoceOn1500IsAnInfo) {
   ASSERT_EQ(ids(rs), std::vector<std::string>{"mtu-not-jumbo"});
   EXPECT_EQ(rs[0].status(), Severity::kInfo);
   // ibv_query_port in the guest agreed with the arithmetic.
-  EXPECT_EQ(fact(rs[0], "active_mtu"), "1024");
+  EXPECT_EQ(fact(rs[0], "active_mtu_bytes"), "1024");
 }
 
 TEST(Mtu, JumboIsFine) { EXPECT_TRUE(ids(check_mtu(Fixture("mlx5-healthy").m())).empty()); }

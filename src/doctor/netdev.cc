@@ -15,11 +15,13 @@ std::string gbps(uint32_t mbps) {
 }
 
 void check_speed(CheckResult& c, const DeviceInfo& d, const PortInfo& p, const LinkSettings& l) {
-  c.fact("speed", l.speed_mbps ? nlohmann::json(gbps(*l.speed_mbps)) : nlohmann::json("unknown"));
+  // Gb/s as numbers; null when the link reports none.
+  auto in_gbps = [](uint32_t mbps) { return nlohmann::json(mbps / 1000.0); };
+  c.fact("speed_gbps", l.speed_mbps ? in_gbps(*l.speed_mbps) : nlohmann::json());
   c.fact("duplex", l.duplex);
   c.fact("autoneg", l.autoneg);
-  c.fact("fastest_supported",
-         l.supported.empty() ? nlohmann::json() : nlohmann::json(gbps(fastest_mbps(l.supported))));
+  c.fact("fastest_supported_gbps",
+         l.supported.empty() ? nlohmann::json() : in_gbps(fastest_mbps(l.supported)));
   if (!l.speed_mbps) {
     auto& f = c.add(Severity::kInfo, "link-speed-unknown",
                     p.netdev + " reports no link speed" +
@@ -113,7 +115,7 @@ std::vector<CheckResult> check_netdevs(const Machine& m) {
       if (link) {
         check_speed(c, d, p, *link);
       } else {
-        c.fact("speed", "could not read: " + link.error().message());
+        c.fact("speed_error", "could not read: " + link.error().message());
       }
       out.push_back(std::move(c));
     }

@@ -72,8 +72,11 @@ CheckResult check_device(const Machine& m, const DeviceInfo& d) {
   const PcieLink sta = read_link(m.fs, dir, "current");
   const PcieLink cap = read_link(m.fs, dir, "max");
   c.fact("pci_address", addr);
-  c.fact("link", describe(sta));
-  c.fact("capability", describe(cap));
+  // GT/s per lane and lanes as numbers (0 when unknown).
+  c.fact("link_gts", sta.gts);
+  c.fact("link_width", sta.width);
+  c.fact("capability_gts", cap.gts);
+  c.fact("capability_width", cap.width);
   if (!sta.known()) {
     c.fact("note", dir + "/current_link_speed/width are not readable (a VF or a virtual device)");
     return c;
@@ -87,7 +90,8 @@ CheckResult check_device(const Machine& m, const DeviceInfo& d) {
       up_addr = parent.filename().string();
       up_cap = read_link(m.fs, parent.string(), "max");
       c.fact("upstream_port", up_addr);
-      c.fact("upstream_capability", describe(up_cap));
+      c.fact("upstream_capability_gts", up_cap.gts);
+      c.fact("upstream_capability_width", up_cap.width);
     }
   }
   if (cap.known() && (sta.gts < cap.gts || sta.width < cap.width)) {

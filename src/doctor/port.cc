@@ -113,7 +113,7 @@ std::vector<CheckResult> check_ports(const Machine& m) {
       c.fact("state", p.state_name);
       c.fact("phys_state", p.phys_state_name);
       c.fact("link_layer", p.link_layer);
-      c.fact("rate", p.rate);
+      c.fact("rate_gbps", p.rate_gbps);
       explain_state(c, d.name, p);
       if (p.state == 4 && p.phys_state != 5 && p.phys_state != 0) {
         auto& f = c.add(Severity::kWarn, "port-phys-not-linkup",

@@ -3,8 +3,11 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <string_view>
+#include <utility>
 
 #include "doctor/doctor.h"
+#include "doctor/memlock.h"
 
 namespace rdmacheck::doctor {
 namespace {
@@ -28,6 +31,34 @@ std::string fact_text(const nlohmann::json& v) {
   return v.dump();
 }
 
+// JSON keeps numbers with the unit in the key ("soft_bytes": 8388608); the
+// text shows the key without its unit and the number with it ("soft 8 MiB").
+struct UnitSuffix {
+  std::string_view suffix;
+  std::string (*show)(double v);
+};
+std::string show_bytes(double v) {
+  const auto b = static_cast<uint64_t>(v);
+  // Sizes that are whole KiB/MiB/GiB from 64 KiB up read better so; MTUs stay bytes.
+  if (b >= (64u << 10) && b % 1024 == 0) return bytes_text(b);
+  return fmt::format("{} B", b);
+}
+constexpr UnitSuffix kUnits[] = {
+    {"_bytes", show_bytes},
+    {"_gbps", [](double v) { return fmt::format("{:g} Gb/s", v); }},
+    {"_gts", [](double v) { return fmt::format("{:g} GT/s", v); }},
+};
+
+std::pair<std::string, std::string> fact_line(const std::string& key, const nlohmann::json& v) {
+  for (const auto& u : kUnits) {
+    if (key.size() > u.suffix.size() && key.ends_with(u.suffix)) {
+      return {key.substr(0, key.size() - u.suffix.size()),
+              v.is_number() ? u.show(v.get<double>()) : fact_text(v)};
+    }
+  }
+  return {key, fact_text(v)};
+}
+
 std::string upper(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), ::toupper);
   return s;
@@ -36,7 +67,8 @@ std::string upper(std::string s) {
 // Renders text or JSON; the report is walked once, each element emitted in the chosen form.
 class Emitter {
  public:
-  explicit Emitter(bool json) : json_(json) {}
+  explicit Emitter(bool json, Detail detail = Detail::kNormal)
+      : json_(json), facts_(detail == Detail::kVerbose) {}
 
   void header(const DoctorReport& r) {
     if (json_) {
@@ -45,8 +77,8 @@ class Emitter {
       doc_["findings"] = nlohmann::json::array();
       return;
     }
-    text_ += fmt::format("rdmacheck doctor: {} (kernel {}){}\n",
-                         r.hostname.empty() ? "?" : r.hostname, r.kernel.empty() ? "?" : r.kernel,
+    // The kernel is in the ticket header above (and in the JSON's host).
+    text_ += fmt::format("rdmacheck doctor: {}{}\n", r.hostname.empty() ? "?" : r.hostname,
                          r.root == "/" ? "" : ", replaying the capture in " + r.root);
   }
 
@@ -71,8 +103,9 @@ class Emitter {
     }
     text_ +=
         fmt::format("  [{:<4}] {:<12} {}\n", upper(severity_name(c.status())), c.check, c.subject);
-    for (const auto& [k, v] : c.facts) {
-      const std::string t = fact_text(v);
+    for (const auto& [key, v] : c.facts) {
+      if (!facts_) break;  // one line per check by default; the facts with -v
+      const auto [k, t] = fact_line(key, v);
       if (v.is_array() && t.size() > 70) {  // long lists (the GID table): one entry a line
         text_ += fmt::format("           {}\n", k);
         for (const auto& e : v) text_ += fmt::format("             {}\n", fact_text(e));
@@ -111,12 +144,13 @@ class Emitter {
 
  private:
   bool json_;
+  bool facts_;
   nlohmann::json doc_;
   std::string text_;
 };
 
-Emitter emit(const DoctorReport& r, bool json) {
-  Emitter e(json);
+Emitter emit(const DoctorReport& r, bool json, Detail detail = Detail::kNormal) {
+  Emitter e(json, detail);
   e.header(r);
   for (Layer l : {Layer::kDevice, Layer::kConnection, Layer::kPerformance}) {
     e.layer(l);
@@ -130,8 +164,8 @@ Emitter emit(const DoctorReport& r, bool json) {
 
 }  // namespace
 
-std::string format_text(const DoctorReport& r, const TextStyle& /*style*/) {
-  return emit(r, false).out();
+std::string format_text(const DoctorReport& r, const TextStyle& style) {
+  return emit(r, false, style.detail).out();
 }
 
 nlohmann::json to_json(const DoctorReport& r) { return emit(r, true).doc(); }

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "base/enum_table.h"
 #include "base/text_style.h"
@@ -12,6 +13,10 @@
 namespace rdmacheck::perf {
 
 nlohmann::json to_json(const PerfReport& r);
+// The local device the run used, for the ticket header (cli::print); none before one was chosen.
+inline std::vector<std::string> ticket_devices(const PerfReport& r) {
+  return r.local ? std::vector<std::string>{r.local->device} : std::vector<std::string>{};
+}
 // The perftest-like table plus findings: format_document(to_json(r)).
 std::string format_text(const PerfReport& r, const TextStyle& style = {});
 // The same text from a to_json document (also a saved --json output), so the
@@ -29,6 +34,9 @@ struct FigureView {
   Figure figure;
 };
 inline nlohmann::json to_json(const FigureView& v) { return to_json(v.report); }
+inline std::vector<std::string> ticket_devices(const FigureView& v) {
+  return ticket_devices(v.report);
+}
 // Gb/s (bandwidth), microseconds (latency: the median, perftest's t_typical),
 // Mpps (message_rate); nothing when the run failed.
 std::string format_text(const FigureView& v, const TextStyle& style = {});

@@ -42,7 +42,7 @@ TEST(CheckLab, TheDefaultLabIsAHealthyCheck) {
   EXPECT_EQ(c["command"], "check");
   EXPECT_EQ(c["host"], "h1");
   for (size_t l = 0; l < 3; ++l) {
-    EXPECT_TRUE(status(c, l) == "PASS" || status(c, l) == "WARN") << c["layers"][l].dump(2);
+    EXPECT_TRUE(status(c, l) == "pass" || status(c, l) == "warn") << c["layers"][l].dump(2);
   }
   EXPECT_LE(r.exit, 1) << r.console;
   // Layer 3's TCP reference ran between the same guests: every byte the
@@ -56,6 +56,13 @@ TEST(CheckLab, TheDefaultLabIsAHealthyCheck) {
   EXPECT_EQ(tcp["echoes"], 200);
   ASSERT_FALSE(c["perf"].empty());
   EXPECT_TRUE(c["perf"][0]["cpu"].is_object()) << c["perf"][0].dump(2).substr(0, 2000);
+  // No -T/-S and virtio has no DCB: the check says it kept class 0, and why,
+  // and the QPs carried exactly that.
+  EXPECT_EQ(c["priority"]["source"], "default") << c["priority"].dump();
+  EXPECT_EQ(c["priority"]["why"], "PFC on eth0 is not readable: class 0, level 0");
+  EXPECT_EQ(c["local"]["traffic_class"], 0);
+  // The ticket names the device the check used.
+  EXPECT_EQ(c["ticket"]["devices"][0]["name"], "rxe0") << c["ticket"].dump();
 }
 
 TEST(CheckLab, HealthyPairPassesEveryLayerAndRendersHtml) {
@@ -65,7 +72,7 @@ TEST(CheckLab, HealthyPairPassesEveryLayerAndRendersHtml) {
   ASSERT_TRUE(c.is_object()) << r.console;
   EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
   for (size_t l = 0; l < 3; ++l) {
-    EXPECT_TRUE(status(c, l) == "PASS" || status(c, l) == "WARN") << c["layers"][l].dump(2);
+    EXPECT_TRUE(status(c, l) == "pass" || status(c, l) == "warn") << c["layers"][l].dump(2);
     for (const auto& f : c["layers"][l]["findings"]) EXPECT_NE(f["severity"], "fail") << f.dump(2);
   }
   EXPECT_LE(r.exit, 1) << r.console;
@@ -96,6 +103,11 @@ TEST(CheckLab, HealthyPairPassesEveryLayerAndRendersHtml) {
   EXPECT_NE(dom.find("data-charts=\""), std::string::npos) << dom.substr(0, 2000);
   EXPECT_EQ(dom.find("data-charts=\"0\""), std::string::npos) << "no chart was drawn";
   EXPECT_TRUE(std::ifstream(dir + "/report.png").good());
+  // The page shows the ticket header and both hosts' doctors.
+  EXPECT_NE(dom.find("rdma-core "), std::string::npos) << dom.substr(0, 4000);
+  EXPECT_NE(dom.find("command: <code>rdmacheck check h1 --json --html"), std::string::npos);
+  EXPECT_NE(dom.find("This host: 0 failures"), std::string::npos);
+  EXPECT_NE(dom.find("Server: 0 failures"), std::string::npos);
 }
 
 TEST(CheckLab, FirewallFailsTheConnectionLayerNamingTheFirewallFirst) {
@@ -104,8 +116,8 @@ TEST(CheckLab, FirewallFailsTheConnectionLayerNamingTheFirewallFirst) {
   const auto& c = run_output(r, "h2");
   ASSERT_TRUE(c.is_object()) << r.console;
   EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
-  EXPECT_EQ(status(c, 1), "FAIL");
-  EXPECT_EQ(status(c, 2), "NOT RUN");
+  EXPECT_EQ(status(c, 1), "fail");
+  EXPECT_EQ(status(c, 2), "not_run");
   ASSERT_FALSE(layer_ids(c, 1).empty());
   EXPECT_EQ(layer_ids(c, 1)[0], "firewall-blocks-roce");
   EXPECT_EQ(c["top_findings"][0]["id"], "firewall-blocks-roce");
@@ -118,8 +130,8 @@ TEST(CheckLab, MtuMismatchIsReportedAndTheTestStillCorrect) {
   ASSERT_TRUE(c.is_object()) << r.console;
   EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
   EXPECT_TRUE(has(layer_ids(c, 0), "mtu-mismatch")) << c["layers"][0].dump(2);
-  EXPECT_EQ(status(c, 1), "PASS") << c["layers"][1].dump(2);  // both sides use the smaller MTU
-  EXPECT_EQ(status(c, 2), "NOT RUN");
+  EXPECT_EQ(status(c, 1), "pass") << c["layers"][1].dump(2);  // both sides use the smaller MTU
+  EXPECT_EQ(status(c, 2), "not_run");
   EXPECT_EQ(r.exit, 1);
 }
 
@@ -129,7 +141,7 @@ TEST(CheckLab, LossWarnsAtThePerformanceLayer) {
   ASSERT_TRUE(c.is_object()) << r.console;
   EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
   EXPECT_TRUE(has(layer_ids(c, 2), "packet-loss-during-test")) << c["layers"][2].dump(2);
-  EXPECT_EQ(status(c, 2), "WARN");
+  EXPECT_EQ(status(c, 2), "warn");
 }
 
 TEST(CheckLab, NoServerFailsNamingIt) {
@@ -139,7 +151,7 @@ TEST(CheckLab, NoServerFailsNamingIt) {
   ASSERT_TRUE(c.is_object()) << r.console;
   EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
   EXPECT_EQ(layer_ids(c, 1).at(0), "server-not-listening");
-  EXPECT_EQ(status(c, 2), "NOT RUN");
+  EXPECT_EQ(status(c, 2), "not_run");
 }
 
 TEST(CheckLab, HostProblemsAreReportedForTheRightHost) {

@@ -31,6 +31,7 @@ TEST(DoctorLab, HealthyGuestReportsRxe0WithHonestNotes) {
   EXPECT_EQ(run_exit(r, "h1"), 0);
   const auto& doc = run_output(r, "h1");
   ASSERT_TRUE(doc.is_object()) << r.console;
+  EXPECT_EQ(printed_violations(doc, "doctor.schema.json"), std::vector<std::string>{});
   EXPECT_EQ(doc["summary"]["exit"], 0);
   EXPECT_EQ(doc["summary"]["fail"], 0);
   EXPECT_EQ(doc["summary"]["warn"], 0);
@@ -43,14 +44,14 @@ TEST(DoctorLab, HealthyGuestReportsRxe0WithHonestNotes) {
   const auto* port = check(doc, "port-state", "rxe0/1");
   ASSERT_NE(port, nullptr);
   EXPECT_EQ((*port)["facts"]["state"], "ACTIVE");
-  EXPECT_EQ((*port)["facts"]["rate"], "2.5 Gb/sec (1X SDR)");
+  EXPECT_EQ((*port)["facts"]["rate_gbps"], 2.5);  // sysfs: "2.5 Gb/sec (1X SDR)"
   const auto* gids = check(doc, "gid-table", "rxe0/1");
   ASSERT_NE(gids, nullptr);
   EXPECT_EQ((*gids)["facts"]["gid_index_for_peers_in"]["198.18.0.0/24"], 1);
   const auto* mtu = check(doc, "mtu", "rxe0/1");
   ASSERT_NE(mtu, nullptr);
-  EXPECT_EQ((*mtu)["facts"]["active_mtu"], 1024);  // ibv_query_port agrees with 1500 - 96
-  EXPECT_EQ((*mtu)["facts"]["roce_mtu_allowed"], 1024);
+  EXPECT_EQ((*mtu)["facts"]["active_mtu_bytes"], 1024);  // ibv_query_port agrees with 1500 - 96
+  EXPECT_EQ((*mtu)["facts"]["roce_mtu_allowed_bytes"], 1024);
   const auto* fw = check(doc, "firewall", "host");
   ASSERT_NE(fw, nullptr);
   EXPECT_EQ((*fw)["facts"]["blocking_rules"], 0);
@@ -85,6 +86,8 @@ TEST(DoctorLab, FirewallIsNamedAndItsCaptureReplays) {
   EXPECT_EQ(live["summary"]["fail"], 1);
   const auto& replay = run_output(r, "h1", 1);
   ASSERT_TRUE(replay.is_object()) << r.console;
+  EXPECT_EQ(printed_violations(live, "doctor.schema.json"), std::vector<std::string>{});
+  EXPECT_EQ(printed_violations(replay, "doctor.schema.json"), std::vector<std::string>{});
   EXPECT_EQ(replay["host"]["root"], "/tmp/cap");
   EXPECT_EQ(finding_ids(replay["findings"]), ids);
   EXPECT_EQ(replay["summary"], live["summary"]);
@@ -103,6 +106,7 @@ TEST(QpsLab, PingSessionShowsOurQpInRts) {
   ASSERT_EQ(r.exit, 0) << r.console;
   const auto& doc = run_output(r, "h2");
   ASSERT_TRUE(doc.is_object()) << r.console;
+  EXPECT_EQ(printed_violations(doc, "qps.schema.json"), std::vector<std::string>{});
   EXPECT_TRUE(doc["error"].is_null());
   bool gsi = false;
   bool ours = false;

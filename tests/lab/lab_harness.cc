@@ -8,6 +8,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "testing/schema_check.h"
+#include "testing/schema_refs.h"
+
 namespace rdmacheck::labtest {
 namespace {
 
@@ -61,6 +64,16 @@ int run_exit(const LabRun& r, const std::string& host, size_t n) {
     }
   }
   return -1;
+}
+
+std::vector<std::string> printed_violations(const nlohmann::json& doc, const std::string& schema) {
+  const auto s = load_schema(RDMACHECK_SCHEMAS, schema);
+  if (!s) return {s.error().message()};
+  auto v = perf::schema_violations(*s, doc);
+  for (const char* key : {"schema_version", "ticket"}) {
+    if (!doc.is_object() || !doc.contains(key)) v.push_back(std::string("$: no ") + key);
+  }
+  return v;
 }
 
 std::vector<std::string> finding_ids(const nlohmann::json& findings) {

@@ -25,4 +25,9 @@ int run_exit(const LabRun& r, const std::string& host, size_t n = 0);
 // The ids of a findings array, in order.
 std::vector<std::string> finding_ids(const nlohmann::json& findings);
 
+// What a guest printed, held to schemas/SCHEMA (e.g. "doctor.schema.json"),
+// plus what every printed document carries (schema_version, the ticket):
+// each violation as "path: reason"; empty when it conforms.
+std::vector<std::string> printed_violations(const nlohmann::json& doc, const std::string& schema);
+
 }  // namespace rdmacheck::labtest

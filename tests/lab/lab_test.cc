@@ -10,10 +10,23 @@ namespace {
 TEST(Lab, DevicesInAGuestShowRxe0WithTheHostsRoceV2Gid) {
   const auto r = run_lab({"--hosts", "1", "--run", "h1:rdmacheck devices --json", "--run",
                           "h1:cat /sys/class/infiniband/rxe0/ports/1/gids/1", "--run",
-                          "h1:ibv_devinfo -d rxe0 -v"});
+                          "h1:ibv_devinfo -d rxe0 -v", "--run",
+                          "h1:uname -r; dpkg-query -W -f '${Version}\\n' libibverbs1"});
   ASSERT_EQ(r.exit, 0) << r.console;
   const auto& doc = run_output(r, "h1", 0);
   ASSERT_TRUE(doc.is_object()) << r.console;
+  EXPECT_EQ(printed_violations(doc, "devices.schema.json"), std::vector<std::string>{});
+  // The ticket header says what the guest runs: its kernel, and the
+  // rdma-core release dpkg installed ("44.0-2" -> "44.0"), read from the
+  // libibverbs the process loaded.
+  const std::string versions = run_output(r, "h1", 3).get<std::string>();
+  const auto& ticket = doc["ticket"];
+  EXPECT_EQ(versions.substr(0, versions.find('\n')), ticket["kernel"].get<std::string>());
+  const std::string pkg = versions.substr(versions.find('\n') + 1);
+  EXPECT_EQ(pkg.substr(0, pkg.find('-')), ticket["rdma_core"].get<std::string>()) << versions;
+  EXPECT_EQ(ticket["command_line"], "rdmacheck devices --json");
+  ASSERT_EQ(ticket["devices"].size(), 1u);
+  EXPECT_EQ(ticket["devices"][0]["name"], "rxe0");
   ASSERT_EQ(doc["devices"].size(), 1u);
   const auto& dev = doc["devices"][0];
   EXPECT_EQ(dev["name"], "rxe0");
@@ -31,9 +44,9 @@ TEST(Lab, DevicesInAGuestShowRxe0WithTheHostsRoceV2Gid) {
     if (at == std::string::npos) return -1;
     return std::atoi(devinfo.c_str() + devinfo.find_first_not_of(" \t", at + name.size() + 1));
   };
-  EXPECT_EQ(port["active_mtu"], field("active_mtu")) << devinfo;
-  EXPECT_EQ(port["max_mtu"], field("max_mtu")) << devinfo;
-  EXPECT_EQ(port["active_mtu"], 1024);  // rxe on a 1500-byte netdev
+  EXPECT_EQ(port["active_mtu_bytes"], field("active_mtu")) << devinfo;
+  EXPECT_EQ(port["max_mtu_bytes"], field("max_mtu")) << devinfo;
+  EXPECT_EQ(port["active_mtu_bytes"], 1024);  // rxe on a 1500-byte netdev
   bool found = false;
   for (const auto& g : port["gids"]) {
     if (g["type"] == "RoCE v2" && g["address"] == "198.18.0.1" && g["netdev"] == "eth0") {
@@ -59,6 +72,14 @@ TEST(Lab, ThreeHostsOnOneWireAndConcurrentSessions) {
                           "--run", "h3:rdmacheck ping h1 -n 10 --interval 0.1 --json", "--run",
                           "h3:rdmacheck ping h2 -n 1 --json"});
   ASSERT_EQ(r.exit, 2) << r.console;  // h2 serves nothing: the last run must fail, named
+  using Run = std::pair<std::string, size_t>;
+  for (const auto& [host, n] : std::vector<Run>{{"h2", 0}, {"h3", 0}, {"h3", 1}}) {
+    EXPECT_EQ(printed_violations(run_output(r, host, n), "ping.schema.json"),
+              std::vector<std::string>{})
+        << host << " run " << n;
+  }
+  // The ticket names the device the ping used.
+  EXPECT_EQ(run_output(r, "h2")["ticket"]["devices"][0]["name"], "rxe0");
   EXPECT_EQ(run_output(r, "h2")["summary"]["received"], 10) << r.console;
   EXPECT_EQ(run_output(r, "h3", 0)["summary"]["received"], 10) << r.console;
   EXPECT_EQ(finding_ids(run_output(r, "h3", 1)["findings"]),

@@ -36,7 +36,7 @@ void expect_healthy_check_through(const LabRun& r, const nlohmann::json& c,
   EXPECT_EQ(c["command"], "check");
   for (size_t l = 0; l < 3; ++l) {
     const std::string st = c["layers"][l]["status"];
-    EXPECT_TRUE(st == "PASS" || st == "WARN") << c["layers"][l].dump(2);
+    EXPECT_TRUE(st == "pass" || st == "warn") << c["layers"][l].dump(2);
     for (const auto& f : c["layers"][l]["findings"]) EXPECT_NE(f["severity"], "fail") << f.dump(2);
   }
   const Side eth0{device, "eth0"};
@@ -170,7 +170,7 @@ TEST(MultiNicLab, MultiNicPitfallsAreNamedWithTheirFix) {
   // rdma_cm from eth1's address while the route to h1 leaves from eth0.
   const auto& cm = run_output(r, "h2", 2);
   ASSERT_TRUE(cm.is_object()) << r.console;
-  EXPECT_EQ(cm["layers"][1]["status"], "FAIL") << cm["layers"][1].dump(2);
+  EXPECT_EQ(cm["layers"][1]["status"], "fail") << cm["layers"][1].dump(2);
   const auto top = top_finding(cm);
   ASSERT_TRUE(top.is_object()) << cm.dump(2).substr(0, 3000);
   EXPECT_EQ(top["id"], "cm-device-differs") << top.dump(2);

@@ -16,10 +16,19 @@
       `rdmacheck check ${doc.host} (port ${doc.port})`;
   const sum = section('Summary');
   sum.append(table(['layer', 'status', 'time', 'note'], doc.layers.map((l) => [
-    l.layer, $('span', {class: 'st ' + l.status.replace(' ', '-')}, l.status),
-    l.status === 'NOT RUN' ? '' : l.seconds.toFixed(1) + ' s', l.not_run_reason])));
+    l.layer, $('span', {class: 'st ' + l.status}, l.status.replace('_', ' ').toUpperCase()),
+    l.status === 'not_run' ? '' : l.seconds.toFixed(1) + ' s', l.not_run_reason])));
   if (doc.expired_in) sum.append($('p', {class: 'warn'}, `The deadline passed during ${doc.expired_in}.`));
   sum.append($('p', {}, `Total ${(doc.elapsed_ms / 1000).toFixed(1)} s, exit status ${doc.exit}.`));
+  // The ticket header, as the text report starts with it.
+  if (doc.ticket) {
+    const t = doc.ticket;
+    const devs = t.devices.map((d) =>
+        `, ${d.name} fw ${d.fw_ver || '-'}${d.board_id ? ' board ' + d.board_id : ''}`).join('');
+    sum.append($('p', {class: 'ticket'},
+        `rdmacheck ${t.version}, kernel ${t.kernel}, rdma-core ${t.rdma_core}${devs}, ${t.timestamp}`),
+        $('p', {class: 'ticket'}, 'command: ', $('code', {}, t.command_line)));
+  }
 
   const fs = section('Findings');
   for (const l of doc.layers) {
@@ -31,6 +40,24 @@
     }
   }
   if (!fs.querySelector('.finding')) fs.append($('p', {}, 'No findings.'));
+
+  // Both hosts' doctors: this host's every check, the server's findings.
+  const doctors = section('Doctor');
+  const ld = doc.local_doctor;
+  if (ld && ld.checks) {
+    doctors.append($('p', {}, `This host: ${ld.summary.fail} failures, ${ld.summary.warn} ` +
+        `warnings, ${ld.summary.info} notes.`));
+    doctors.append(table(['check', 'subject', 'status'], ld.checks.map((c) =>
+        [c.check, c.subject, $('span', {class: 'st ' + c.status}, c.status.toUpperCase())])));
+  }
+  if (Array.isArray(doc.peer_doctor)) {
+    const n = (s) => doc.peer_doctor.filter((f) => f.severity === s).length;
+    const ids = doc.peer_doctor.map((f) => f.id).join(', ') || 'none';
+    doctors.append($('p', {}, `Server: ${n('fail')} failures, ${n('warn')} warnings, ` +
+        `${n('info')} notes (${ids}).`));
+  } else {
+    doctors.append($('p', {}, 'Server: its doctor did not answer.'));
+  }
 
   const hosts = section('Both hosts');
   const keys = ['hostname', 'device', 'port', 'gid_index', 'gid_type', 'gid', 'active_mtu',
