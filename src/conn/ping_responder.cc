@@ -7,7 +7,7 @@
 namespace rdmacheck::conn {
 
 ResponderOutcome respond_ping(Endpoint& ep, const proto::Hello& hello, const Fd& sock, Deadline end,
-                              proto::Bye& bye) {
+                              SessionTraffic& traffic, proto::Bye& bye) {
   ResponderOutcome out;
   const bool ud = hello.test.transport == proto::Transport::kUd;
   const bool write = hello.test.op == proto::Op::kWrite;
@@ -52,6 +52,7 @@ ResponderOutcome respond_ping(Endpoint& ep, const proto::Hello& hello, const Fd&
     len = std::min<uint32_t>(len, static_cast<uint32_t>(ep.half));
     std::memmove(ep.send_buf(), data, len);
     if (auto s = post_recv(ep, 2, recv_len); !s) return done(s.error().message());
+    if (auto why = traffic.charge(len)) return done(*why);
     if (auto s = post_send(ep, 1, len, write, hello.qp); !s) return done(s.error().message());
   }
 }
