@@ -3,6 +3,7 @@
 
 #include "cli/command.h"
 #include "cli/target_options.h"
+#include "conn/traffic_cap.h"
 #include "net/ip_match.h"
 #include "proto/auth.h"
 #include "serve/server.h"
@@ -16,6 +17,8 @@ Runner attach_serve(CLI::App& app) {
     std::vector<std::string> psk_files;
     std::vector<std::string> allow;
     bool no_share_doctor = false;
+    uint32_t max_pinned_mib = 0;  // 0: the default budget
+    std::string max_rate = "64G/120s";
   };
   auto o = std::make_shared<Opts>();
   app.add_option("--bind", o->s.bind, "address to listen on (default: all)");
@@ -36,12 +39,34 @@ Runner attach_serve(CLI::App& app) {
       ->excludes(psk);
   app.add_flag("--no-share-doctor", o->no_share_doctor,
                "refuse doctor requests (the host's name, kernel, GIDs, firewall rules)");
-  app.add_option("--max-sessions", o->s.max_sessions, "sessions served at once")
+  app.add_option("--max-sessions", o->s.limits.sessions, "sessions served at once")
       ->check(CLI::Range(1, 1024))
       ->default_val(16);
+  app.add_option("--max-sessions-per-address", o->s.limits.sessions_per_source,
+                 "sessions served at once to one client address")
+      ->check(CLI::Range(1, 1024))
+      ->default_val(4);
+  app.add_option("--max-handshakes", o->s.limits.startups,
+                 "connections still in their handshake (key proof and first request), counted "
+                 "apart from sessions, as sshd's MaxStartups")
+      ->check(CLI::Range(1, 4096))
+      ->default_val(32);
+  app.add_option("--max-handshakes-per-address", o->s.limits.startups_per_source,
+                 "connections from one address still in their handshake")
+      ->check(CLI::Range(1, 4096))
+      ->default_val(4);
+  app.add_option("--max-pinned", o->max_pinned_mib,
+                 "MiB of test buffers all sessions together may register (both halves of each); "
+                 "default: an eighth of the memory, at most RLIMIT_MEMLOCK")
+      ->check(CLI::Range(1u, 1u << 22));
   app.add_option("--max-bytes", o->s.max_bytes, "bytes a session may register")
       ->check(CLI::Range(4096u, proto::kMaxMessageSize))
       ->default_val(proto::kMaxMessageSize);
+  app.add_option("--max-rate", o->max_rate,
+                 "what the server sends itself (ping and lat echoes, bw -b's direction), as "
+                 "BYTES/SECONDS: each session at most BYTES and for at most SECONDS, all sessions "
+                 "together at most BYTES per SECONDS")
+      ->default_val("64G/120s");
   app.add_option("--session-timeout", o->session_timeout_s, "seconds a session may last")
       ->check(CLI::Range(1.0, 86400.0))
       ->default_val(120);
@@ -61,15 +86,23 @@ Runner attach_serve(CLI::App& app) {
       "clients to NEW, then drop OLD.\n"
       "The server connects a session's QP only to the GID of the client's own address, so no\n"
       "client can aim its traffic at another host.\n"
+      "Bounds: --max-handshakes connections may be in their handshake at once (a few per\n"
+      "address), apart from --max-sessions running sessions (a few per address); each session's\n"
+      "buffer (both halves) counts against --max-pinned. A client over a bound is refused with\n"
+      "'server busy: ...', which it reports as server-refused.\n"
       "Logs who may connect at start, then one line per session start and end, to stderr.\n"
       "Stops on SIGINT/SIGTERM.\n"
       "Exit status: 0 after a clean stop, 2 when the port cannot be bound or the options are\n"
       "refused; with --one-off 0 when the session ended well, 1 otherwise.");
-  return [o]() {
+  return [o, &app]() {
     serve::ServerOptions s = o->s;
     s.session_timeout =
         std::chrono::milliseconds(static_cast<int64_t>(o->session_timeout_s * 1000));
     s.share_doctor = !o->no_share_doctor;
+    s.limits.pinned_bytes = static_cast<uint64_t>(o->max_pinned_mib) << 20;
+    auto rate = conn::parse_traffic_cap(o->max_rate);
+    if (!rate) return usage_error(app, rate.error().message());
+    s.max_rate = *rate;
     if (o->psk_files.size() > proto::kMaxServerKeys) {
       std::fprintf(stderr,
                    "rdmacheck serve: at most %zu --psk-file: the current key and the next one\n",

@@ -27,6 +27,11 @@ using Micros = std::chrono::duration<double, std::micro>;
 
 constexpr int kCqDepth = 4096;
 
+// Each half: the test's largest message, and UD's 40-byte GRH in front of it.
+size_t half_bytes(const EndpointOptions& o) {
+  return std::max<size_t>(o.buffer_size + (o.transport == proto::Transport::kUd ? 40 : 0), 64);
+}
+
 template <typename F>
 Status timed_step(std::vector<proto::Step>& timeline, const char* name, F&& f) {
   const auto t0 = Clock::now();
@@ -208,6 +213,11 @@ std::optional<ibv_gid> parse_gid(const std::string& text) {
   return g;
 }
 
+size_t registered_bytes(const EndpointOptions& o) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return ((1 + std::max<uint32_t>(o.recv_slots, 1)) * half_bytes(o) + page - 1) / page * page;
+}
+
 uint32_t random_psn() {
   uint32_t v = 0;
   if (getrandom(&v, sizeof v, 0) != sizeof v) v = static_cast<uint32_t>(::getpid()) * 2654435761u;
@@ -250,10 +260,10 @@ Status create_resources(Endpoint& ep, const EndpointOptions& o, rdma_cm_id* cm_i
   ep.cq = std::move(*cq);
 
   const bool ud = o.transport == proto::Transport::kUd;
-  ep.half = std::max<size_t>(o.buffer_size + (ud ? 40 : 0), 64);
+  ep.half = half_bytes(o);
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   ep.recv_slots = std::max<uint32_t>(o.recv_slots, 1);
-  const size_t total = ((1 + ep.recv_slots) * ep.half + page - 1) / page * page;
+  const size_t total = registered_bytes(o);
   ep.buffer.reset(static_cast<char*>(std::aligned_alloc(page, total)));
   if (!ep.buffer) return code_error("aligned_alloc", ENOMEM, fmt::format("{} bytes", total));
   std::memset(ep.buffer.get(), 0, total);

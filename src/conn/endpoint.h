@@ -91,6 +91,10 @@ struct Endpoint {
   ~Endpoint();
 };
 
+// Bytes create_resources pins for a session with these options: the buffer,
+// both halves.
+size_t registered_bytes(const EndpointOptions& o);
+
 // Opens the device, picks port and GID, creates PD/CQ/QP and the buffer, and
 // moves the QP to INIT (recorded in timeline).
 Result<Endpoint> open_endpoint(const EndpointOptions& o, std::vector<proto::Step>& timeline);

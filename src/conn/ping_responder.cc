@@ -7,7 +7,7 @@
 namespace rdmacheck::conn {
 
 ResponderOutcome respond_ping(Endpoint& ep, const proto::Hello& hello, const Fd& sock, Deadline end,
-                              proto::Bye& bye) {
+                              SessionTraffic& traffic, proto::Bye& bye) {
   ResponderOutcome out;
   const bool ud = hello.test.transport == proto::Transport::kUd;
   const bool write = hello.test.op == proto::Op::kWrite;
@@ -56,6 +56,7 @@ ResponderOutcome respond_ping(Endpoint& ep, const proto::Hello& hello, const Fd&
     if (auto s = post_recv(ep, kRecvWrId + slot, recv_len, static_cast<uint32_t>(slot)); !s) {
       return done(s.error().message());
     }
+    if (auto why = traffic.charge(len)) return done(*why);
     if (auto s = post_send(ep, 1, len, write, hello.qp); !s) return done(s.error().message());
   }
 }

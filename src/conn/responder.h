@@ -10,6 +10,7 @@
 #include "base/deadline.h"
 #include "base/fd.h"
 #include "conn/endpoint.h"
+#include "conn/traffic_cap.h"
 #include "proto/messages.h"
 
 namespace rdmacheck::conn {
@@ -20,9 +21,10 @@ struct ResponderOutcome {
   uint64_t replied = 0;        // messages sent back
 };
 
-// Echoes every message back until the client says done. Completion errors go
-// into bye.wc_errors; bye.received/replied count the echo.
+// Echoes every message back until the client says done, or TRAFFIC's cap
+// ends the echo. Completion errors go into bye.wc_errors; bye.received/replied
+// count the echo.
 ResponderOutcome respond_ping(Endpoint& ep, const proto::Hello& hello, const Fd& sock, Deadline end,
-                              proto::Bye& bye);
+                              SessionTraffic& traffic, proto::Bye& bye);
 
 }  // namespace rdmacheck::conn

@@ -37,6 +37,7 @@ struct Responder {
   const proto::PerfParams& perf;
   const Fd& sock;
   Deadline end;
+  conn::SessionTraffic& traffic;
   proto::Bye& bye;
   ResponderOutcome& out;
   Op op;
@@ -174,6 +175,11 @@ struct Responder {
   }
 
   bool post_echo(uint32_t len) {
+    if (auto why = traffic.charge(len)) {
+      out.outcome = *why;
+      stay_out_of_the_way();
+      return false;
+    }
     WorkRequest w;
     build_wr(op, ep, hello.qp, len, perf.inline_size, w);  // inline as the client does
     w.wr.send_flags |= IBV_SEND_SIGNALED;
@@ -254,10 +260,25 @@ struct Responder {
         if (on_frame(frame)) return;
         continue;
       }
+      const uint32_t size = perf.sizes[sync->step];
+      if (auto why = traffic.may_send(perf.iterations > 0 ? perf.iterations * size : size)) {
+        out.outcome = *why;
+        (void)answer(*sync, {"the server's direction: " + *why}, false);
+        stay_out_of_the_way();
+        return;
+      }
       prepare(sync->step);
       if (answer(*sync, {}, false)) return;
       Lane lane{&ep, hello.qp};
-      auto b = run_bw(std::span<Lane>(&lane, 1), s, perf.sizes[sync->step], end, never);
+      const Deadline until = std::min(end, traffic.send_until());
+      auto b = run_bw(std::span<Lane>(&lane, 1), s, size, until, never);
+      if (b) traffic.account(b->msgs * size);
+      if (!b && Clock::now() >= until && until < end) {
+        out.outcome = *traffic.may_send(0);
+        bye.wc_errors.push_back(out.outcome);
+        stay_out_of_the_way();
+        return;
+      }
       if (!b) {
         out.outcome = "our direction failed: " + b.error().message();
         bye.wc_errors.push_back(b.error().message().substr(0, 200));
@@ -275,20 +296,17 @@ struct Responder {
 }  // namespace
 
 ResponderOutcome respond_perf(conn::Endpoint& ep, const proto::Hello& hello, const Fd& sock,
-                              Deadline end, proto::Bye& bye) {
+                              Deadline end, conn::SessionTraffic& traffic, proto::Bye& bye) {
   ResponderOutcome out;
   const Op op = hello.test.op;
   const bool lat = hello.test.kind == Kind::kLat;
   const proto::PerfParams& perf = *hello.test.perf;
-  Responder r{ep,
-              hello,
-              perf,
-              sock,
-              end,
-              bye,
-              out,
-              op,
-              data_plan(op, lat ? Kind::kLat : Kind::kBw, hello.test.transport, perf.bidir, true)};
+  Responder r{
+      ep,   hello,
+      perf, sock,
+      end,  traffic,
+      bye,  out,
+      op,   data_plan(op, lat ? Kind::kLat : Kind::kBw, hello.test.transport, perf.bidir, true)};
   r.prepare(0);
   const CpuClock cpu;
   if (perf.bidir) {

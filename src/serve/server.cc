@@ -28,6 +28,7 @@
 #include "perf/tcp_baseline.h"
 #include "proto/auth.h"
 #include "serve/cm_acceptor.h"
+#include "serve/log.h"
 
 namespace rdmacheck::serve {
 
@@ -43,32 +44,6 @@ using conn::local_qp_info;
 using conn::open_endpoint;
 
 using Millis = std::chrono::duration<double, std::milli>;
-
-// One line per event. Lines carry text a client chose (its hostname, its
-// error messages): anything not printable is escaped, so a client can neither
-// forge a line nor send escape sequences to the operator's terminal.
-class Log {
- public:
-  explicit Log(std::FILE* f) : f_(f) {}
-  void line(const std::string& s) {
-    std::string out;
-    out.reserve(s.size());
-    for (unsigned char c : s) {
-      if (c < 0x20 || c == 0x7f) {
-        out += fmt::format("\\x{:02x}", c);
-      } else {
-        out += static_cast<char>(c);
-      }
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    std::fprintf(f_, "%s\n", out.c_str());
-    std::fflush(f_);
-  }
-
- private:
-  std::FILE* f_;
-  std::mutex mu_;
-};
 
 // The control sockets of the running sessions: on a stop they are shut down,
 // which wakes every session (each waits on its socket) within moments instead
@@ -175,15 +150,66 @@ void await_done(const Fd& sock, SessionOutcome& out) {
   if (!frame) out.outcome += "; client went away: " + frame.error().message();
 }
 
-// The server's own doctor findings, for `check`'s device layer.
-void answer_doctor_request(const FsRoot& fs, const Fd& sock, SessionOutcome& out) {
-  auto sources = doctor::sources_for(fs);
-  const auto report = doctor::run_doctor(fs, *sources);
+// The server's own doctor findings, for `check`'s device layer. One report
+// serves every request for a minute: a stream of requests runs the firewall
+// tools (as root) once a minute, not once each, and one request at a time.
+class DoctorCache {
+ public:
+  explicit DoctorCache(FsRoot fs) : fs_(std::move(fs)) {}
+  std::pair<nlohmann::json, size_t> report() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (made_ == Clock::time_point{} || Clock::now() - made_ > std::chrono::minutes(1)) {
+      auto sources = doctor::sources_for(fs_);
+      const auto r = doctor::run_doctor(fs_, *sources);
+      const auto findings = r.findings();
+      frame_ = proto::doctor_report(r.hostname, to_json(findings));
+      count_ = findings.size();
+      made_ = Clock::now();
+    }
+    return {frame_, count_};
+  }
+
+ private:
+  FsRoot fs_;
+  std::mutex mu_;
+  nlohmann::json frame_;
+  size_t count_ = 0;
+  Clock::time_point made_{};
+};
+
+// What the sessions share besides the slots: the doctor report, the traffic pool.
+struct Shared {
+  DoctorCache doctor;
+  conn::TrafficPool traffic;
+};
+
+void answer_doctor_request(DoctorCache& doctor, const Fd& sock, SessionOutcome& out) {
+  const auto [frame, count] = doctor.report();
   out.test = "doctor";
-  out.outcome = fmt::format("sent {} findings", report.findings().size());
-  out.ok = send_frame(sock, proto::doctor_report(report.hostname, to_json(report.findings())),
-                      deadline_in(std::chrono::seconds(5)))
-               .ok();
+  out.outcome = fmt::format("sent {} findings", count);
+  out.ok = send_frame(sock, frame, deadline_in(std::chrono::seconds(5))).ok();
+}
+
+// Why the server's own direction of a -b test, as planned, is over --max-rate.
+std::optional<std::string> over_max_rate(const proto::Hello& hello, const conn::TrafficCap& cap) {
+  const auto& p = hello.test.perf;
+  if (!p || !p->bidir) return std::nullopt;
+  uint64_t bytes = 0;
+  for (uint32_t size : p->sizes) bytes += size;
+  const double secs = static_cast<double>(p->duration_ms) / 1000.0 * p->sizes.size();
+  if (p->iterations > 0 && bytes > cap.bytes / p->iterations) {
+    return fmt::format(
+        "the test would make this server send {} MiB; it sends at most {} MiB per "
+        "session (--max-rate)",
+        (bytes >> 20) * p->iterations, cap.bytes >> 20);
+  }
+  if (secs > static_cast<double>(cap.seconds.count())) {
+    return fmt::format(
+        "the test would make this server send for {:.0f} s; it sends for at most {} "
+        "s per session (--max-rate)",
+        secs, cap.seconds.count());
+  }
+  return std::nullopt;
 }
 
 // Why this server will not run the hello's test, or nullopt when it will.
@@ -200,7 +226,7 @@ std::optional<std::string> refusal(const proto::Hello& hello, const ServerOption
   if (hello.test.perf) {
     if (auto why = perf::validate(perf::spec_of(hello.test))) return "invalid test: " + *why;
   }
-  return std::nullopt;
+  return over_max_rate(hello, o.max_rate);
 }
 
 // The session's endpoint: this server's device choice, the client's test.
@@ -250,12 +276,15 @@ void explain_failure(const Result<conn::Endpoint>& ep, proto::Bye& bye) {
 
 // A hello's test, from the endpoint to the bye.
 void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
-              CmAcceptor* acceptor, Deadline end, SessionOutcome& out) {
+              CmAcceptor* acceptor, Admission::Ticket& ticket, conn::TrafficPool& pool,
+              Deadline end, SessionOutcome& out) {
   auto refuse = [&](const std::string& why) {
     out.outcome = why;
     (void)send_frame(sock, proto::error_message(why), deadline_in(std::chrono::seconds(1)));
   };
   const conn::EndpointOptions eo = endpoint_options(hello, o, sock);
+  // Both halves of the buffer count against the budget, before any is pinned.
+  if (auto why = ticket.pin(conn::registered_bytes(eo))) return refuse(*why);
   const bool perf_test = hello.test.perf.has_value();
   proto::Welcome welcome;
   std::optional<Result<conn::Endpoint>> setup;  // emplaced, never assigned: owners keep their order
@@ -301,8 +330,10 @@ void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
   }
   Result<conn::Endpoint>& ep = *setup;
   if (ep) {
-    const conn::ResponderOutcome r = perf_test ? perf::respond_perf(*ep, hello, sock, end, bye)
-                                               : conn::respond_ping(*ep, hello, sock, end, bye);
+    conn::SessionTraffic traffic(pool);
+    const conn::ResponderOutcome r = perf_test
+                                         ? perf::respond_perf(*ep, hello, sock, end, traffic, bye)
+                                         : conn::respond_ping(*ep, hello, sock, end, traffic, bye);
     if (perf_test) {
       const perf::Counters d = perf::delta(before, perf::read_counters(fs, ep->device, ep->port));
       bye.counters.assign(d.begin(), d.end());
@@ -325,7 +356,7 @@ void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
 // One client: its first frame decides what it gets (a doctor report or a test).
 // Returns the session's end line, which the caller logs once the slot is free.
 SessionEnd session(int id, const Fd& sock, const std::string& peer, const ServerOptions& o,
-                   CmAcceptor* acceptor, Log& log) {
+                   CmAcceptor* acceptor, Admission::Ticket& ticket, Shared& shared, Log& log) {
   const auto start = Clock::now();
   const Deadline end = start + o.session_timeout;
   std::string with_key;  // which of the keys the client proved: for rolling them
@@ -347,8 +378,14 @@ SessionEnd session(int id, const Fd& sock, const std::string& peer, const Server
   if (*key >= 0) with_key = " [key " + o.keys[static_cast<size_t>(*key)].file + "]";
   // The client opens its device between the proof and its hello: a deadline of its own.
   auto frame = recv_frame(sock, std::min(end, deadline_in(o.handshake_timeout)));
+  // Past the handshake: the connection needs a session slot now.
+  std::optional<std::string> busy;
+  if (frame) busy = ticket.promote();
   if (!frame) {
     out.outcome = "no valid handshake: " + frame.error().message();
+  } else if (busy) {
+    out.outcome = *busy;
+    (void)send_frame(sock, proto::error_message(*busy), deadline_in(std::chrono::seconds(1)));
   } else if (proto::message_type(*frame) == "doctor-request" && !o.share_doctor) {
     out.test = "doctor";
     out.outcome = "doctor request refused (--no-share-doctor)";
@@ -357,7 +394,7 @@ SessionEnd session(int id, const Fd& sock, const std::string& peer, const Server
                                           "(--no-share-doctor)"),
                      deadline_in(std::chrono::seconds(1)));
   } else if (proto::message_type(*frame) == "doctor-request") {
-    answer_doctor_request(o.fs, sock, out);
+    answer_doctor_request(shared.doctor, sock, out);
   } else if (proto::message_type(*frame) == "tcp-echo") {  // check's TCP reference probe
     out.test = "tcp echo";
     out.outcome = conn::answer_tcp_echo(sock, *frame, end);
@@ -378,7 +415,7 @@ SessionEnd session(int id, const Fd& sock, const std::string& peer, const Server
     } else {
       log.line(fmt::format("session {} {} start: {} from {} ({} {})", id, peer, out.test,
                            hello->facts.hostname, hello->facts.device, hello->facts.gid));
-      run_test(*hello, sock, o, acceptor, end, out);
+      run_test(*hello, sock, o, acceptor, ticket, shared.traffic, end, out);
     }
   }
   return end_line(out);
@@ -411,6 +448,17 @@ std::optional<std::string> admission_line(const ServerOptions& o) {
       "port may run tests and read this host's doctor report");
 }
 
+// The limits as given, with the pinned-memory budget filled in when not.
+Limits effective_limits(const ServerOptions& o) {
+  Limits l = o.limits;
+  if (l.pinned_bytes == 0) {
+    const auto meminfo = o.fs.read("/proc/meminfo");
+    l.pinned_bytes = default_pinned_budget(meminfo ? *meminfo : std::string(),
+                                           conn::effective_memlock_limit().value_or(0));
+  }
+  return l;
+}
+
 }  // namespace
 
 int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE* logf) {
@@ -440,9 +488,15 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
              acceptor.error().message());
   }
   CmAcceptor* cm = acceptor ? acceptor->get() : nullptr;
-  log.line(fmt::format("rdmacheck serve: listening on {} port {} (max {} sessions{})",
-                       o.bind.empty() ? "all addresses" : o.bind, o.tcp_port, o.max_sessions,
-                       cm != nullptr ? ", rdma_cm too" : ""));
+  Admission slots(effective_limits(o));
+  Shared shared{DoctorCache(o.fs), conn::TrafficPool(o.max_rate)};
+  const Limits& lim = slots.limits();
+  log.line(fmt::format(
+      "rdmacheck serve: listening on {} port {} ({} sessions, {} per address; {} handshakes, {} "
+      "per address; {} MiB pinned; sends {}{})",
+      o.bind.empty() ? "all addresses" : o.bind, local_port(*listener), lim.sessions,
+      lim.sessions_per_source, lim.startups, lim.startups_per_source, lim.pinned_bytes >> 20,
+      conn::traffic_cap_text(o.max_rate), cm != nullptr ? "; rdma_cm too" : ""));
   log.line(*admission);
   const int exit_after = o.one_off ? 1 : o.exit_after;
   bool last_ok = false;
@@ -493,29 +547,33 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
           deadline_in(std::chrono::seconds(1)));
       continue;
     }
-    reap();  // a session that ended while we waited no longer holds a slot
-    const auto active = std::count_if(running.begin(), running.end(),
-                                      [](const Running& r) { return !r.done->load(); });
-    if (active >= o.max_sessions) {
-      log.line(fmt::format("refused {}: {} sessions already running", peer, active));
-      (void)send_frame(*conn, proto::error_message("server busy: too many sessions"),
-                       deadline_in(std::chrono::seconds(1)));
+    // A handshake slot, counted apart from the sessions: connections that
+    // never finish their handshake cannot keep clients that do out.
+    auto entry = slots.enter(ip ? ip_text(*ip) : peer);
+    if (auto* why = std::get_if<std::string>(&entry)) {
+      log.line(fmt::format("refused {}: {}", peer, *why));
+      (void)send_frame(*conn, proto::error_message(*why), deadline_in(std::chrono::seconds(1)));
       continue;
     }
     auto done = std::make_shared<std::atomic<bool>>(false);
     auto ok = std::make_shared<std::atomic<bool>>(false);
     const int id = next_id++;
     running.push_back(Running{
-        std::thread([id, done, ok, peer, &o, &log, &sockets, cm, fd = std::move(*conn)]() mutable {
+        std::thread([id, done, ok, peer, &o, &log, &sockets, &shared, cm, fd = std::move(*conn),
+                     ticket = std::move(std::get<Admission::Ticket>(entry))]() mutable {
           SessionEnd end;
           sockets.add(fd.get());
           try {
-            end = session(id, fd, peer, o, cm, log);
+            end = session(id, fd, peer, o, cm, ticket, shared, log);
           } catch (const std::exception& e) {
             end.line = fmt::format("session {} {} end: internal error: {}", id, peer, e.what());
           }
           sockets.remove(fd.get());
           fd = Fd();
+          {
+            // The slot and the budget are free before the line says the session ended.
+            Admission::Ticket gone(std::move(ticket));
+          }
           ok->store(end.ok);
           done->store(true);
           log.line(end.line);

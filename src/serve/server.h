@@ -12,9 +12,11 @@
 #include "base/deadline.h"
 #include "base/fd.h"
 #include "conn/target.h"
+#include "conn/traffic_cap.h"
 #include "net/ip_match.h"
 #include "proto/auth.h"
 #include "proto/messages.h"
+#include "serve/admission.h"
 #include "sysfs/fs_root.h"
 #include "verbs/qp.h"
 
@@ -25,7 +27,8 @@ struct ServerOptions {
   std::string bind;  // "" = all addresses
   uint16_t tcp_port = proto::kDefaultPort;
   conn::DeviceChoice dev;
-  int max_sessions = 16;                        // concurrent
+  Limits limits;                                // handshakes, sessions, pinned memory
+  conn::TrafficCap max_rate;                    // what the server sends itself (echoes, -b)
   uint32_t max_bytes = proto::kMaxMessageSize;  // registered per session
   std::chrono::milliseconds handshake_timeout{5000};
   std::chrono::milliseconds session_timeout{120000};

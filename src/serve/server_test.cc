@@ -3,12 +3,16 @@
 // device. That the served sessions carry real RDMA is proven in the lab tests.
 #include "serve/server.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "conn/client_session.h"
@@ -24,14 +28,14 @@ using namespace std::chrono_literals;
 class ServerTest : public ::testing::Test {
  protected:
   void start(int max_sessions) {
-    // Find a free port, then serve on it.
-    auto l = tcp_listen("127.0.0.1", 0);
-    port_ = local_port(*l);
-    *l = Fd();
+    // Port 0: the server's own listener takes a free port and names it in its
+    // first line (a port found free beforehand may be taken by then).
     o_.bind = "127.0.0.1";
-    o_.tcp_port = port_;
-    o_.max_sessions = max_sessions;
-    o_.handshake_timeout = 300ms;
+    o_.tcp_port = 0;
+    o_.limits.sessions = max_sessions;
+    // Long enough for a real client's handshake on a loaded machine; tests
+    // that wait for the deadline to pass set a short one themselves.
+    if (o_.handshake_timeout == ServerOptions{}.handshake_timeout) o_.handshake_timeout = 10s;
     if (o_.keys.empty() && o_.allow.empty()) o_.insecure = true;
     log_ = std::tmpfile();
     // The server writes while the test reads (and rewinds): every write appends.
@@ -39,6 +43,18 @@ class ServerTest : public ::testing::Test {
     thread_ = std::thread([this] { rc_ = run_server(o_, stop_, log_); });
     // Ready once it says it listens (a probe connection would be a session itself).
     ASSERT_TRUE(await_log("listening on"));
+    const std::string log = log_text();
+    const auto at = log.find("listening on 127.0.0.1 port ");
+    ASSERT_NE(at, std::string::npos) << log;
+    port_ = static_cast<uint16_t>(std::stoi(log.substr(at + 28)));
+  }
+  // A connection the server admitted: it has sent its greeting.
+  Fd admitted(const char* source) {
+    Fd c = connect_from(source);
+    auto r = recv_frame(c, deadline_in(5s));
+    EXPECT_TRUE(r.ok() && proto::message_type(*r) == "greeting")
+        << (r.ok() ? r->dump() : r.error().message());
+    return c;
   }
   // Polls the server's log for TEXT (the server writes a line per event).
   bool await_log(const std::string& text, std::chrono::milliseconds limit = 10s) {
@@ -59,9 +75,45 @@ class ServerTest : public ::testing::Test {
     EXPECT_TRUE(c.ok());
     return std::move(*c);
   }
+  // A connection from SOURCE (any 127/8 address reaches the loopback server).
+  Fd connect_from(const char* source) {
+    Fd c(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    ::inet_pton(AF_INET, source, &a.sin_addr);
+    EXPECT_EQ(::bind(c.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << source;
+    ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    a.sin_port = htons(port_);
+    EXPECT_EQ(::connect(c.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << source;
+    return c;
+  }
+  // The server's first frame to C: its greeting's type, or its refusal's text.
+  static std::string first_reply(Fd c) {
+    auto r = recv_frame(c, deadline_in(5s));
+    if (!r) return r.error().message();
+    return proto::message_type(*r) == "error" ? proto::error_text(*r) : proto::message_type(*r);
+  }
+  // A session that stays: a TCP echo the client never ends. Invalid when refused.
+  Fd echo_session(const char* source) {
+    Fd c = connect_from(source);
+    if (!proto::meet_server(c, std::nullopt, deadline_in(2s)).ok()) return Fd();
+    const nlohmann::json echo = {{"type", "tcp-echo"}, {"version", proto::kVersion}};
+    if (!send_frame(c, echo, deadline_in(2s)).ok()) return Fd();
+    auto r = recv_frame(c, deadline_in(5s));
+    if (!r || proto::message_type(*r) != "tcp-echo") return Fd();
+    return c;
+  }
+  // What the server answers a first request from SOURCE (past the greeting).
+  std::string first_request_reply(const char* source) {
+    Fd c = connect_from(source);
+    EXPECT_TRUE(proto::meet_server(c, std::nullopt, deadline_in(2s)).ok());
+    const nlohmann::json echo = {{"type", "tcp-echo"}, {"version", proto::kVersion}};
+    EXPECT_TRUE(send_frame(c, echo, deadline_in(2s)).ok());
+    return first_reply(std::move(c));
+  }
   // A well-formed hello the server must refuse for its version.
-  std::string ask_with_bad_version() {
-    Fd c = connect();
+  std::string ask_with_bad_version(const char* source = "127.0.0.1") {
+    Fd c = connect_from(source);
     EXPECT_TRUE(proto::meet_server(c, std::nullopt, deadline_in(2s)).ok());
     nlohmann::json hello = {{"type", "hello"}, {"version", 99}};
     EXPECT_TRUE(send_frame(c, hello, deadline_in(2s)).ok());
@@ -86,7 +138,8 @@ class ServerTest : public ::testing::Test {
 };
 
 TEST_F(ServerTest, SurvivesGarbageOversizeSilenceAndVanishingClients) {
-  start(8);  // room for all of them at once
+  o_.handshake_timeout = 300ms;  // the silent client's deadline
+  start(8);                      // room for all of them at once
   {
     Fd c = connect();
     const char http[] = "GET / HTTP/1.0\r\n\r\n";
@@ -106,16 +159,106 @@ TEST_F(ServerTest, SurvivesGarbageOversizeSilenceAndVanishingClients) {
   EXPECT_NE(log_text().find("no valid handshake"), std::string::npos) << log_text();
 }
 
-TEST_F(ServerTest, BusyWhenSessionsAreFull) {
+// Connections that never finish their handshake hold handshake slots, a few
+// per address: they cannot keep a client that does finish out of a session.
+TEST_F(ServerTest, SilentConnectionsCannotTakeTheSessions) {
+  o_.handshake_timeout = 30s;  // the silent ones stay until the test ends
+  o_.limits.startups = 3;
+  o_.limits.startups_per_source = 2;
   start(1);
-  Fd first = connect();   // occupies the only session until its handshake deadline
-  Fd second = connect();  // accepted after the first (the backlog is FIFO): no room
-  auto r = recv_frame(second, deadline_in(5s));
-  ASSERT_TRUE(r.ok()) << r.error().message();
-  EXPECT_EQ(proto::error_text(*r), "server busy: too many sessions");
-  // Once the silent one has timed out, the server serves again.
-  ASSERT_TRUE(await_log("deadline reached")) << log_text();
-  EXPECT_NE(ask_with_bad_version().find("same rdmacheck version"), std::string::npos);
+  Fd silent1 = admitted("127.0.0.1");
+  Fd silent2 = admitted("127.0.0.1");
+  EXPECT_EQ(first_reply(connect_from("127.0.0.1")),
+            "server busy: 2 connections from 127.0.0.1 are already in their handshake");
+  Fd silent3 = admitted("127.0.0.3");
+  EXPECT_EQ(first_reply(connect_from("127.0.0.4")),
+            "server busy: 3 connections are already in their handshake");
+  silent3 = Fd();  // its handshake fails at once: the slot is free again
+  ASSERT_TRUE(await_log("session 3 127.0.0.3")) << log_text();
+  // A client that does its handshake gets the one session.
+  EXPECT_NE(ask_with_bad_version("127.0.0.2").find("same rdmacheck version"), std::string::npos)
+      << log_text();
+}
+
+TEST_F(ServerTest, SessionsAreCappedPerAddressAndInTotal) {
+  o_.limits.sessions = 2;
+  o_.limits.sessions_per_source = 1;
+  start(2);
+  Fd a = echo_session("127.0.0.1");
+  ASSERT_TRUE(a.valid());
+  EXPECT_EQ(first_request_reply("127.0.0.1"),
+            "server busy: 1 sessions from 127.0.0.1 already running");
+  Fd b = echo_session("127.0.0.2");
+  ASSERT_TRUE(b.valid());
+  EXPECT_EQ(first_request_reply("127.0.0.3"), "server busy: 2 sessions already running");
+  // A session's slot is free the moment it ends, not at the next accept.
+  a = Fd();
+  ASSERT_TRUE(await_log("session 1 127.0.0.1")) << log_text();
+  EXPECT_TRUE(echo_session("127.0.0.3").valid()) << log_text();
+}
+
+TEST_F(ServerTest, ABufferOverThePinnedBudgetIsRefusedBeforeAnythingIsPinned) {
+  o_.limits.pinned_bytes = 1 << 20;
+  start(2);
+  // The fuzz corpus's ping hello (a frame: 4 bytes of length, then the JSON).
+  std::ifstream in(std::string(RDMACHECK_FUZZ_CORPUS) + "/hello", std::ios::binary);
+  const std::string frame((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(frame.size(), 4u);
+  nlohmann::json hello = nlohmann::json::parse(frame.substr(4));
+  hello["test"]["max_size"] = 600 << 10;  // two halves of 600 KiB: over 1 MiB
+  ASSERT_TRUE(proto::parse_hello(hello).ok());
+  Fd c = connect_from("127.0.0.1");
+  ASSERT_TRUE(proto::meet_server(c, std::nullopt, deadline_in(2s)).ok());
+  ASSERT_TRUE(send_frame(c, hello, deadline_in(2s)).ok());
+  const std::string why = first_reply(std::move(c));
+  EXPECT_NE(why.find("server busy: a buffer of 1200 KiB would exceed this server's pinned-memory "
+                     "budget (0 of 1024 KiB in use)"),
+            std::string::npos)
+      << why << log_text();
+  // Refused before the device: this host has none, and the log does not say so.
+  EXPECT_EQ(log_text().find("setup failed"), std::string::npos) << log_text();
+}
+
+// A daemon's resources after many sessions: the descriptors and the memory
+// of a thousand sessions come back (the RDMA objects of real sessions are
+// counted in the lab: tests/lab/abuse_lab_test.cc).
+size_t open_fds() {
+  return static_cast<size_t>(std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
+                                           std::filesystem::directory_iterator()));
+}
+
+uint64_t rss_kib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6));
+  }
+  return 0;
+}
+
+TEST_F(ServerTest, AThousandSessionsLeaveNoDescriptorOrMemoryBehind) {
+  o_.limits.sessions_per_source = 1024;
+  o_.limits.startups_per_source = 1024;
+  start(1024);
+  auto run = [&](int n) {
+    int served = 0;
+    for (int i = 0; i < n; ++i) served += echo_session("127.0.0.1").valid() ? 1 : 0;
+    return served;
+  };
+  // Polls until every session has ended and given its descriptor back.
+  auto settled_fds = [&](size_t at_most) {
+    const Deadline d = deadline_in(20s);
+    while (open_fds() > at_most && Clock::now() < d) std::this_thread::sleep_for(10ms);
+    return open_fds();
+  };
+  const size_t fds = open_fds();  // the idle server's: its listener, the log
+  ASSERT_EQ(run(100), 100);       // warm up: thread arenas, the log file's buffer
+  ASSERT_LE(settled_fds(fds), fds);
+  const uint64_t rss = rss_kib();
+  ASSERT_EQ(run(1000), 1000);
+  EXPECT_LE(settled_fds(fds), fds);
+  // Each session's thread, stack and frames are gone; allow for allocator slack.
+  EXPECT_LT(rss_kib(), rss + 4096) << "RSS grew from " << rss << " KiB";
 }
 
 TEST_F(ServerTest, ClientTextCannotForgeLogLinesOrReachTheTerminal) {
@@ -134,15 +277,13 @@ TEST_F(ServerTest, ClientTextCannotForgeLogLinesOrReachTheTerminal) {
 }
 
 TEST_F(ServerTest, AStopEndsRunningSessionsWithinMoments) {
-  o_.handshake_timeout = 60s;  // a silent client would hold its session for a minute
+  o_.handshake_timeout = 60s;  // a silent client would hold its slot for a minute
+  o_.limits.startups_per_source = 2;
   start(2);
-  Fd silent = connect();
-  Fd silent2 = connect();
-  // Both are running sessions once a third is refused for room.
-  Fd third = connect();
-  auto r = recv_frame(third, deadline_in(5s));
-  ASSERT_TRUE(r.ok()) << r.error().message();
-  ASSERT_EQ(proto::error_text(*r), "server busy: too many sessions");
+  Fd silent = admitted("127.0.0.1");
+  Fd silent2 = admitted("127.0.0.1");
+  ASSERT_EQ(first_reply(connect()),
+            "server busy: 2 connections from 127.0.0.1 are already in their handshake");
   const auto t0 = Clock::now();
   stop_.store(true);
   thread_.join();
@@ -294,6 +435,7 @@ TEST(ServerStart, NoKeyNoAllowNeedsInsecure) {
 
 TEST_F(ServerTest, OneOffServesOneSessionAndExitsWithItsStatus) {
   o_.one_off = true;
+  o_.handshake_timeout = 300ms;  // the silent client's deadline
   start(4);
   {
     Fd c = connect();  // says nothing: its session fails at the handshake deadline

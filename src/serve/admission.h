@@ -1,0 +1,81 @@
+// How much of this host the server gives away, and to whom: connections that
+// have not finished their handshake (sshd's MaxStartups) are counted apart
+// from sessions, both in total and per source address, and every session's
+// registered buffer (both halves) is charged to one pinned-memory budget.
+// A slot is a Ticket: it is given back the moment its owner goes away.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <variant>
+
+namespace rdmacheck::serve {
+
+struct Limits {
+  int startups = 32;            // connections still in their handshake, all sources
+  int startups_per_source = 4;  // ... from one address
+  int sessions = 16;            // sessions past their handshake, all sources
+  int sessions_per_source = 4;  // ... from one address
+  uint64_t pinned_bytes = 0;    // registered test buffers, all sessions (0: default_pinned_budget)
+};
+
+// The default pinned-memory budget: an eighth of the machine's memory
+// (MEMINFO_TEXT is /proc/meminfo), never more than RLIMIT_MEMLOCK when that
+// is finite (MEMLOCK_LIMIT; 0 = infinite), at least 64 MiB.
+uint64_t default_pinned_budget(const std::string& meminfo_text, uint64_t memlock_limit);
+
+struct Usage {
+  int startups = 0;
+  int sessions = 0;
+  uint64_t pinned = 0;
+};
+
+class Admission {
+ public:
+  class Ticket;
+  explicit Admission(Limits l) : limits_(l) {}
+  Admission(const Admission&) = delete;
+  Admission& operator=(const Admission&) = delete;
+
+  // A handshake slot for a new connection from SOURCE, or why there is none.
+  std::variant<Ticket, std::string> enter(const std::string& source);
+  [[nodiscard]] Usage usage() const;
+  [[nodiscard]] const Limits& limits() const { return limits_; }
+
+  class Ticket {
+   public:
+    Ticket(Ticket&& o) noexcept;
+    Ticket& operator=(Ticket&&) = delete;
+    Ticket(const Ticket&) = delete;
+    ~Ticket();
+    // The handshake is over: the startup slot becomes a session slot, or
+    // the reason there is none (the ticket then keeps its startup slot).
+    std::optional<std::string> promote();
+    // Charges BYTES of registered memory to the budget, or says why not.
+    std::optional<std::string> pin(uint64_t bytes);
+
+   private:
+    friend class Admission;
+    Ticket(Admission* a, std::string source) : a_(a), source_(std::move(source)) {}
+    Admission* a_;
+    std::string source_;
+    bool session_ = false;
+    uint64_t pinned_ = 0;
+  };
+
+ private:
+  struct PerSource {
+    int startups = 0;
+    int sessions = 0;
+  };
+  void release(Ticket& t);
+  Limits limits_;
+  mutable std::mutex mu_;
+  Usage total_;
+  std::map<std::string, PerSource> by_source_;
+};
+
+}  // namespace rdmacheck::serve
