@@ -29,6 +29,8 @@ constexpr Command kCommands[] = {
      attach_bw},
     {"lat", "measure latency to a server (ping-pong or round trips), percentiles and a verdict",
      attach_lat},
+    {"mesh", "every pair of hosts of a cluster under MPI; names the bad host or link (rdmacheck-mesh)",
+     attach_mesh},
     {"lab", "boot a real two-host Soft-RoCE network in QEMU and run rdmacheck on it", attach_lab},
     {"completion", "print the bash completion script (the build installs it)", attach_completion,
      true},
