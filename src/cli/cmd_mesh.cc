@@ -32,11 +32,12 @@ Runner attach_mesh(CLI::App& app) {
     const int err = errno;
     for (const auto& a : args) {
       if (a == "--help" || a == "-h") {  // still say what it is (help2man reads this)
-        std::printf("Usage: rdmacheck mesh [OPTIONS]\n\nEvery pair of hosts of a cluster over "
-                    "RDMA verbs, one MPI rank per host: mpirun -np N --map-by ppr:1:node "
-                    "rdmacheck mesh.\nIts options are rdmacheck-mesh's; this build has none "
-                    "(%s: %s).\n",
-                    argv[0], std::strerror(err));
+        std::printf(
+            "Usage: rdmacheck mesh [OPTIONS]\n\nEvery pair of hosts of a cluster over "
+            "RDMA verbs, one MPI rank per host: mpirun -np N --map-by ppr:1:node "
+            "rdmacheck mesh.\nIts options are rdmacheck-mesh's; this build has none "
+            "(%s: %s).\n",
+            argv[0], std::strerror(err));
         return 0;
       }
     }

@@ -1,7 +1,8 @@
 #include "lab/plan.h"
-#include "lab/ssh.h"
 
 #include <gtest/gtest.h>
+
+#include "lab/ssh.h"
 
 namespace rdmacheck::lab {
 namespace {

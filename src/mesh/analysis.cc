@@ -22,7 +22,8 @@ std::string bandwidth_text(double g) { return fmt::format("{:.2f} Gb/s", g); }
 std::string loss_text(double f) { return fmt::format("{:.1f} %", f * 100); }
 
 // One figure of a pair from both directions: the worse one counts.
-std::optional<double> worse(std::optional<double> x, std::optional<double> y, bool higher_is_worse) {
+std::optional<double> worse(std::optional<double> x, std::optional<double> y,
+                            bool higher_is_worse) {
   if (!x) return y;
   if (!y) return x;
   return higher_is_worse ? std::max(*x, *y) : std::min(*x, *y);
@@ -96,7 +97,10 @@ Reference reference(const std::vector<double>& host_medians) {
 }
 
 Matrices matrices(int hosts, const std::vector<Probe>& probes) {
-  Matrices m{empty_matrix(hosts), empty_matrix(hosts), empty_matrix(hosts), empty_matrix(hosts),
+  Matrices m{empty_matrix(hosts),
+             empty_matrix(hosts),
+             empty_matrix(hosts),
+             empty_matrix(hosts),
              std::vector<std::vector<bool>>(hosts, std::vector<bool>(hosts, false)),
              std::vector<std::vector<std::string>>(hosts, std::vector<std::string>(hosts))};
   for (const auto& p : probes) {
@@ -230,9 +234,10 @@ Analysis analyse(const std::vector<std::string>& hosts, const std::vector<Probe>
     }
     take_diagnosis(f, top);
     if (f.fix.empty()) {
-      f.fix = fmt::format("on {0}: 'rdmacheck doctor', then 'rdmacheck check {1}' from {0} "
-                          "names the layer that fails",
-                          hosts[h], hosts[h == 0 ? 1 : 0]);
+      f.fix = fmt::format(
+          "on {0}: 'rdmacheck doctor', then 'rdmacheck check {1}' from {0} "
+          "names the layer that fails",
+          hosts[h], hosts[h == 0 ? 1 : 0]);
     }
     an.findings.push_back(std::move(f));
   }
@@ -255,11 +260,12 @@ Analysis analyse(const std::vector<std::string>& hosts, const std::vector<Probe>
           fmt::format("{}: {}, while every other pair of {} and of {} is within the fleet", name,
                       joined(p.bad, ", "), hosts[p.a], hosts[p.b]));
       f.subject = fmt::format("{}-{}", hosts[p.a], hosts[p.b]);
-      f.evidence.push_back(
-          fmt::format("{}: {} bad of 1; each host's other {} pairs pass", name, p.bad.size(), n - 2));
-      f.fix = fmt::format("the link between {0} and {1} (cables, switch ports, ACLs on the path): "
-                          "'rdmacheck check {1}' from {0}",
-                          hosts[p.a], hosts[p.b]);
+      f.evidence.push_back(fmt::format("{}: {} bad of 1; each host's other {} pairs pass", name,
+                                       p.bad.size(), n - 2));
+      f.fix = fmt::format(
+          "the link between {0} and {1} (cables, switch ports, ACLs on the path): "
+          "'rdmacheck check {1}' from {0}",
+          hosts[p.a], hosts[p.b]);
       an.findings.push_back(std::move(f));
     }
   }
@@ -267,10 +273,10 @@ Analysis analyse(const std::vector<std::string>& hosts, const std::vector<Probe>
     const size_t pairs = an.pairs.size();
     Finding f = make_finding(
         "mesh-healthy", Severity::kOk, Layer::kPerformance,
-        fmt::format("all {} pairs of {} hosts connected, none an outlier{}{}", pairs, n,
-                    an.latency ? "; latency median " + latency_text(an.latency->median) : "",
-                    an.bandwidth ? ", bandwidth median " + bandwidth_text(an.bandwidth->median)
-                                 : ""));
+        fmt::format(
+            "all {} pairs of {} hosts connected, none an outlier{}{}", pairs, n,
+            an.latency ? "; latency median " + latency_text(an.latency->median) : "",
+            an.bandwidth ? ", bandwidth median " + bandwidth_text(an.bandwidth->median) : ""));
     an.findings.push_back(std::move(f));
   }
   return an;
@@ -306,9 +312,9 @@ std::vector<Finding> summarise_doctor(const std::vector<std::string>& hosts,
       f.summary = f.host + ": " + f.summary;
     } else {
       f.host.clear();
-      f.summary += s.on.size() == n
-                       ? fmt::format(" (on all {} hosts)", n)
-                       : fmt::format(" (on {} of {} hosts: {})", s.on.size(), n, joined(s.on, ", "));
+      f.summary += s.on.size() == n ? fmt::format(" (on all {} hosts)", n)
+                                    : fmt::format(" (on {} of {} hosts: {})", s.on.size(), n,
+                                                  joined(s.on, ", "));
       for (auto& e : f.evidence) e = s.on.front() + ": " + e;
     }
     out.push_back(std::move(f));

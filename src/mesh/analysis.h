@@ -23,19 +23,19 @@
 
 namespace rdmacheck::mesh {
 
-constexpr double kMadFactor = 5;       // scaled MADs (1.4826 x MAD ~ sigma for normal noise)
-constexpr double kLatencyMargin = 1;   // and at least this much above the reference (x median)
+constexpr double kMadFactor = 5;          // scaled MADs (1.4826 x MAD ~ sigma for normal noise)
+constexpr double kLatencyMargin = 1;      // and at least this much above the reference (x median)
 constexpr double kBandwidthMargin = 0.5;  // below the reference by at least this (x median)
-constexpr double kLossFloor = 0.02;    // lost pings: at least 2 % of them
+constexpr double kLossFloor = 0.02;       // lost pings: at least 2 % of them
 
 // Rows are the client (from), columns the server (to); nullopt: not measured.
 using Matrix = std::vector<std::vector<std::optional<double>>>;
 
 struct Matrices {
-  Matrix latency_us;      // least RC ping round trip (Probe::rtt_us)
-  Matrix bandwidth_gbps;  // RDMA WRITE, from row to column
-  Matrix loss;            // fraction of pings lost
-  Matrix loss_counters;   // both sides' loss counters over the bandwidth test
+  Matrix latency_us;                      // least RC ping round trip (Probe::rtt_us)
+  Matrix bandwidth_gbps;                  // RDMA WRITE, from row to column
+  Matrix loss;                            // fraction of pings lost
+  Matrix loss_counters;                   // both sides' loss counters over the bandwidth test
   std::vector<std::vector<bool>> failed;  // the probe did not connect
   std::vector<std::vector<std::string>> bw_error;  // connected, but the bandwidth test failed
 };
@@ -62,7 +62,8 @@ struct Analysis {
   Matrices m;
   std::optional<Reference> latency, bandwidth;
   std::vector<PairVerdict> pairs;  // every pair, a < b
-  std::vector<Finding> findings;   // mesh-bad-host, mesh-bad-pair, mesh-unreachable-pair, mesh-healthy
+  std::vector<Finding>
+      findings;  // mesh-bad-host, mesh-bad-pair, mesh-unreachable-pair, mesh-healthy
 };
 
 Analysis analyse(const std::vector<std::string>& hosts, const std::vector<Probe>& probes);

@@ -42,10 +42,9 @@ std::vector<Probe> healthy(int n) {
 
 std::vector<std::string> ids(const Analysis& an) {
   std::vector<std::string> v;
-  for (const auto& f : an.findings) v.push_back(f.id + (f.host.empty() ? "" : "@" + f.host) +
-                                                (f.subject.find('-') != std::string::npos
-                                                     ? "@" + f.subject
-                                                     : ""));
+  for (const auto& f : an.findings)
+    v.push_back(f.id + (f.host.empty() ? "" : "@" + f.host) +
+                (f.subject.find('-') != std::string::npos ? "@" + f.subject : ""));
   return v;
 }
 
@@ -179,7 +178,8 @@ TEST(MeshAnalysis, DoctorFindingsAreSummarisedAcrossHosts) {
   EXPECT_EQ(s[1].summary, "h2: eth0 MTU 1500");
   EXPECT_EQ(s[1].host, "h2");
   per[2].clear();
-  EXPECT_EQ(summarise_doctor(names(3), per)[0].summary, "memlock is 8 MiB (on 2 of 3 hosts: h1, h2)");
+  EXPECT_EQ(summarise_doctor(names(3), per)[0].summary,
+            "memlock is 8 MiB (on 2 of 3 hosts: h1, h2)");
 }
 
 }  // namespace
@@ -190,8 +190,16 @@ namespace {
 
 // What a rank sends rank 0 reads back as it was.
 TEST(MeshProbe, JsonRoundTrip) {
-  Probe p{.from = 2, .to = 0, .round = 1, .failed = conn::Stage::kCmConnect, .error = "e",
-          .pings_sent = 5, .pings_ok = 4, .rtt_us = 12.5, .bw_gbps = -1, .loss_counters = 3};
+  Probe p{.from = 2,
+          .to = 0,
+          .round = 1,
+          .failed = conn::Stage::kCmConnect,
+          .error = "e",
+          .pings_sent = 5,
+          .pings_ok = 4,
+          .rtt_us = 12.5,
+          .bw_gbps = -1,
+          .loss_counters = 3};
   auto f = make_finding("roce-packets-lost", Severity::kFail, Layer::kConnection, "lost");
   f.evidence = {"a", "b"};
   f.host = "h1";

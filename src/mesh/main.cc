@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
   CLI::App app{
       "rdmacheck mesh: every pair of hosts of a cluster over RDMA verbs, one MPI rank per host; "
       "names the host or the link that is bad.\n"
-      "  mpirun -np N --map-by ppr:1:node rdmacheck mesh\n  srun --ntasks-per-node=1 rdmacheck mesh\n"};
+      "  mpirun -np N --map-by ppr:1:node rdmacheck mesh\n  srun --ntasks-per-node=1 rdmacheck "
+      "mesh\n"};
   app.name("rdmacheck mesh");
   app.set_version_flag("-V,--version", std::string("rdmacheck ") + kVersionString);
   app.add_flag("--quick", o.quick, "RC bring-up and ping only, no bandwidth");

@@ -29,7 +29,8 @@ Result<Finding> finding_from_json(const nlohmann::json& j) {
     f.id = j.at("id").get<std::string>();
     auto sev = parse_enum<Severity>(j.at("severity").get<std::string>());
     auto layer = parse_enum<Layer>(j.at("layer").get<std::string>());
-    if (!sev || !layer) return plain_error("mesh", "finding " + f.id + ": unknown severity or layer");
+    if (!sev || !layer)
+      return plain_error("mesh", "finding " + f.id + ": unknown severity or layer");
     f.severity = *sev;
     f.layer = *layer;
     f.summary = j.at("summary").get<std::string>();

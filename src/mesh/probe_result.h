@@ -27,9 +27,10 @@ struct Probe {
   // a delay on the path adds to every one, the least included.
   double rtt_us = 0;
   double rtt_median_us = 0;
-  double bw_gbps = -1;     // RDMA WRITE bandwidth from FROM to TO; < 0: not measured
-  std::string bw_error;    // why the bandwidth test did not finish ("" = it did)
-  uint64_t loss_counters = 0;  // both sides' loss counters (retransmissions, sequence errors) over it
+  double bw_gbps = -1;   // RDMA WRITE bandwidth from FROM to TO; < 0: not measured
+  std::string bw_error;  // why the bandwidth test did not finish ("" = it did)
+  uint64_t loss_counters =
+      0;  // both sides' loss counters (retransmissions, sequence errors) over it
   std::vector<Finding> findings;  // the connection diagnosis and the counters' findings
   double seconds = 0;
 

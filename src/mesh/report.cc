@@ -68,39 +68,38 @@ nlohmann::json to_json(const MeshReport& r) {
   for (const auto& row : r.analysis.m.failed) failed.push_back(row);
   nlohmann::json pairs = nlohmann::json::array();
   for (const auto& p : r.analysis.pairs) {
-    pairs.push_back({{"a", r.hosts[p.a]},
-                     {"b", r.hosts[p.b]},
-                     {"unreachable", p.unreachable},
-                     {"bad", p.bad}});
+    pairs.push_back(
+        {{"a", r.hosts[p.a]}, {"b", r.hosts[p.b]}, {"unreachable", p.unreachable}, {"bad", p.bad}});
   }
   auto ref = [](const std::optional<Reference>& x) {
     return x ? nlohmann::json{{"median", x->median}, {"mad", x->mad}} : nlohmann::json(nullptr);
   };
-  return {{"schema_version", kSchemaVersion},
-          {"command", "mesh"},
-          {"mode", mode_name(r.options)},
-          {"options",
-           {{"pings", r.options.probe.pings},
-            {"sizes", r.options.probe.sizes},
-            {"duration_s", r.options.probe.duration_s},
-            {"round_timeout_s", r.options.round_timeout.count()}}},
-          {"hosts", r.hosts},
-          {"server_errors", r.server_errors},
-          {"rounds", rounds},
-          {"matrices",
-           {{"latency_us", matrix_json(r.analysis.m.latency_us)},
-            {"bandwidth_gbps", matrix_json(r.analysis.m.bandwidth_gbps)},
-            {"loss", matrix_json(r.analysis.m.loss)},
-            {"loss_counters", matrix_json(r.analysis.m.loss_counters)},
-            {"failed", failed}}},
-          {"reference", {{"latency_us", ref(r.analysis.latency)},
-                         {"bandwidth_gbps", ref(r.analysis.bandwidth)}}},
-          {"pairs", pairs},
-          {"probes", probes},
-          {"doctor", to_json(r.doctor)},
-          {"findings", to_json(r.analysis.findings)},
-          {"exit_status", exit_status(r)},
-          {"elapsed_s", r.elapsed_s}};
+  return {
+      {"schema_version", kSchemaVersion},
+      {"command", "mesh"},
+      {"mode", mode_name(r.options)},
+      {"options",
+       {{"pings", r.options.probe.pings},
+        {"sizes", r.options.probe.sizes},
+        {"duration_s", r.options.probe.duration_s},
+        {"round_timeout_s", r.options.round_timeout.count()}}},
+      {"hosts", r.hosts},
+      {"server_errors", r.server_errors},
+      {"rounds", rounds},
+      {"matrices",
+       {{"latency_us", matrix_json(r.analysis.m.latency_us)},
+        {"bandwidth_gbps", matrix_json(r.analysis.m.bandwidth_gbps)},
+        {"loss", matrix_json(r.analysis.m.loss)},
+        {"loss_counters", matrix_json(r.analysis.m.loss_counters)},
+        {"failed", failed}}},
+      {"reference",
+       {{"latency_us", ref(r.analysis.latency)}, {"bandwidth_gbps", ref(r.analysis.bandwidth)}}},
+      {"pairs", pairs},
+      {"probes", probes},
+      {"doctor", to_json(r.doctor)},
+      {"findings", to_json(r.analysis.findings)},
+      {"exit_status", exit_status(r)},
+      {"elapsed_s", r.elapsed_s}};
 }
 
 std::string format_text(const MeshReport& r) {
@@ -114,8 +113,8 @@ std::string format_text(const MeshReport& r) {
   out += table(r, r.analysis.m.latency_us,
                "latency (µs, least RC round trip; row = client, column = server)", "{:.0f}");
   if (!r.options.quick) {
-    out += "\n" + table(r, r.analysis.m.bandwidth_gbps, "bandwidth (Gb/s, RDMA WRITE row -> column)",
-                        "{:.2f}");
+    out += "\n" + table(r, r.analysis.m.bandwidth_gbps,
+                        "bandwidth (Gb/s, RDMA WRITE row -> column)", "{:.2f}");
   }
   out += "\nrounds:";
   double total = 0;
@@ -129,9 +128,8 @@ std::string format_text(const MeshReport& r) {
   for (const auto& p : r.analysis.pairs) {
     if (p.unreachable || !p.bad.empty()) worst.push_back(&p);
   }
-  std::stable_sort(worst.begin(), worst.end(), [](const auto* x, const auto* y) {
-    return x->unreachable > y->unreachable;
-  });
+  std::stable_sort(worst.begin(), worst.end(),
+                   [](const auto* x, const auto* y) { return x->unreachable > y->unreachable; });
   if (!worst.empty()) {
     out += "worst pairs:\n";
     for (size_t i = 0; i < worst.size() && i < 5; ++i) {
@@ -150,7 +148,10 @@ std::string format_text(const MeshReport& r) {
   out += "\nfindings:\n";
   for (const auto& f : r.analysis.findings) out += format_finding(f);
   const int st = exit_status(r);
-  out += fmt::format("\nmesh: {} ({:.1f} s)\n", st == 0 ? "PASS" : st == 1 ? "WARN" : "FAIL",
+  out += fmt::format("\nmesh: {} ({:.1f} s)\n",
+                     st == 0   ? "PASS"
+                     : st == 1 ? "WARN"
+                               : "FAIL",
                      r.elapsed_s);
   return out;
 }

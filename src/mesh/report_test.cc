@@ -17,8 +17,13 @@ MeshReport three_hosts(bool firewalled) {
   for (int a = 0; a < 3; ++a) {
     for (int b = 0; b < 3; ++b) {
       if (a == b) continue;
-      Probe p{.from = a, .to = b, .pings_sent = 20, .pings_ok = 20, .rtt_us = 300.0 + a + b,
-              .bw_gbps = 2.5, .seconds = 1.5};
+      Probe p{.from = a,
+              .to = b,
+              .pings_sent = 20,
+              .pings_ok = 20,
+              .rtt_us = 300.0 + a + b,
+              .bw_gbps = 2.5,
+              .seconds = 1.5};
       if (firewalled && a + b == 3) {  // h2 <-> h3
         p.failed = conn::Stage::kTraffic;
         p.error = "transport retry counter exceeded";
@@ -54,8 +59,7 @@ TEST(MeshReport, TextShowsTheMatricesRoundsAndCulprit) {
   const auto text = format_text(three_hosts(true));
   EXPECT_NE(text.find("3 hosts, 3 pairs in 3 rounds"), std::string::npos) << text;
   EXPECT_NE(text.find("FAIL"), std::string::npos);
-  EXPECT_NE(text.find("rounds: 3.2 s, 3.1 s, 3.3 s (all 9.6 s)"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("rounds: 3.2 s, 3.1 s, 3.3 s (all 9.6 s)"), std::string::npos) << text;
   EXPECT_NE(text.find("h2 <-> h3: cannot connect"), std::string::npos) << text;
   EXPECT_NE(text.find("FAIL mesh-unreachable-pair"), std::string::npos) << text;
   EXPECT_NE(text.find("mesh: FAIL"), std::string::npos);

@@ -28,13 +28,15 @@ std::string my_hostname() {
   return buf;
 }
 
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 // What each rank tells the others before the rounds.
 struct Peer {
   std::string host;
-  uint16_t port = 0;     // 0: its server did not start
-  std::string error;     // why not
+  uint16_t port = 0;  // 0: its server did not start
+  std::string error;  // why not
 };
 
 std::vector<Finding> my_doctor() {
@@ -52,7 +54,8 @@ Probe unreached(int from, int to, int round, const Peer& peer) {
 
 }  // namespace
 
-std::optional<MeshReport> run_mesh(const MeshOptions& o, Control& c, const std::atomic<bool>& stop) {
+std::optional<MeshReport> run_mesh(const MeshOptions& o, Control& c,
+                                   const std::atomic<bool>& stop) {
   const auto start = Clock::now();
   const int me = c.rank();
   const int n = c.size();
@@ -72,9 +75,8 @@ std::optional<MeshReport> run_mesh(const MeshOptions& o, Control& c, const std::
   } else {
     server_error = key_file.error().message();
   }
-  nlohmann::json facts = {{"host", my_hostname()},
-                          {"port", server ? server->port() : 0},
-                          {"error", server_error}};
+  nlohmann::json facts = {
+      {"host", my_hostname()}, {"port", server ? server->port() : 0}, {"error", server_error}};
   std::vector<Peer> peers;
   for (const auto& s : c.allgather(facts.dump())) {
     auto j = nlohmann::json::parse(s);

@@ -25,9 +25,11 @@ std::vector<std::string> schema_violations(const nlohmann::json& doc) {
   return perf::schema_violations(*schema, doc);
 }
 
-// FAULT on the guests (over ssh) for one quick mesh, undone after it.
+// FAULT on the guests (over ssh) for one quick mesh, undone after it; the
+// run's exit status is the mesh's.
 std::string with_fault(const std::string& fault, const std::string& undo) {
-  return "h1:" + fault + " && " + kMesh + " --quick --round-timeout 20; " + undo + " >/dev/null";
+  return "h1:" + fault + " && " + kMesh + " --quick --round-timeout 20; rc=$?; " + undo +
+         " >/dev/null; exit $rc";
 }
 
 std::vector<std::string> ids_at(const nlohmann::json& doc) {
@@ -74,7 +76,8 @@ TEST(MeshLab, FourHostsHealthyThenABadHostAPairAndAHostWithoutRxe) {
       EXPECT_GT(bw.get<double>(), 0);
     }
   }
-  EXPECT_EQ(ids_at(healthy), std::vector<std::string>{"mesh-healthy@"}) << healthy["findings"].dump(2);
+  EXPECT_EQ(ids_at(healthy), std::vector<std::string>{"mesh-healthy@"})
+      << healthy["findings"].dump(2);
   EXPECT_EQ(run_exit(r, "h1", 0), 0);
 
   // 2: the delayed host is named, not its pairs.
