@@ -26,6 +26,7 @@ Runner attach_mesh(CLI::App& app) {
     std::vector<std::string> args = {mesh.string()};
     for (const auto& a : app.remaining()) args.push_back(a);
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     ::execv(argv[0], argv.data());

@@ -91,6 +91,7 @@ Reference reference(const std::vector<double>& host_medians) {
   Reference r;
   r.median = median(host_medians);
   std::vector<double> dev;
+  dev.reserve(host_medians.size());
   for (double x : host_medians) dev.push_back(std::abs(x - r.median));
   r.mad = kMadScale * median(std::move(dev));
   return r;
@@ -130,7 +131,9 @@ std::vector<PairVerdict> pair_figures(int n, const Matrices& m) {
     for (int b = a + 1; b < n; ++b) {
       PairVerdict v{.a = a, .b = b};
       v.unreachable = m.failed[a][b] || m.failed[b][a];
-      v.latency_us = worse(m.latency_us[a][b], m.latency_us[b][a], true);
+      // Both directions time a round trip over the same path: the better one
+      // is the path's (a busy guest adds to one of them, a slow path to both).
+      v.latency_us = worse(m.latency_us[a][b], m.latency_us[b][a], false);
       v.bandwidth_gbps = worse(m.bandwidth_gbps[a][b], m.bandwidth_gbps[b][a], false);
       v.loss = worse(m.loss[a][b], m.loss[b][a], true);
       pairs.push_back(std::move(v));

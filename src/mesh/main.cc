@@ -13,16 +13,14 @@
 
 namespace {
 
-std::atomic<bool> g_stop{false};
-void on_signal(int) { g_stop = true; }
+// Nothing sets it: a rank that mpirun or srun stops must die at once, with
+// its verbs objects, so SIGINT and SIGTERM keep their default action.
+const std::atomic<bool> g_stop{false};
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   using namespace rdmacheck;
   mesh::MeshOptions o;
   int round_timeout_s = 60;
-  std::string html;
   CLI::App app{
       "rdmacheck mesh: every pair of hosts of a cluster over RDMA verbs, one MPI rank per host; "
       "names the host or the link that is bad.\n"
@@ -61,8 +59,6 @@ int main(int argc, char** argv) {
   }
   o.round_timeout = std::chrono::seconds(round_timeout_s);
   std::signal(SIGPIPE, SIG_IGN);
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
 
   mesh::MpiControl mpi(&argc, &argv);
   auto rep = mesh::run_mesh(o, mpi, g_stop);
@@ -76,4 +72,15 @@ int main(int argc, char** argv) {
   std::fputs(o.json ? (doc.dump(2) + "\n").c_str() : mesh::format_text(*rep).c_str(), stdout);
   std::fflush(stdout);
   return mesh::exit_status(*rep);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rdmacheck mesh: internal error: %s\n", e.what());
+    return 2;
+  }
 }

@@ -105,8 +105,8 @@ nlohmann::json to_json(const MeshReport& r) {
 std::string format_text(const MeshReport& r) {
   const size_t n = r.hosts.size();
   std::string out = fmt::format(
-      "rdmacheck mesh: {} hosts, {} pairs in {} rounds ({}: {})\n\n", n, n * (n - 1) / 2,
-      r.rounds.size(), mode_name(r.options),
+      "rdmacheck mesh: {} hosts, {} pair{} in {} round{} ({}: {})\n\n", n, n * (n - 1) / 2,
+      n == 2 ? "" : "s", r.rounds.size(), r.rounds.size() == 1 ? "" : "s", mode_name(r.options),
       r.options.quick ? "RC bring-up and ping"
                       : fmt::format("ping, then RDMA WRITE {} for {:g} s each way",
                                     size_list(r.options.probe.sizes), r.options.probe.duration_s));
