@@ -42,6 +42,12 @@ Runner attach_lab(CLI::App& app) {
                  "a classic fault on a host (default h1) or on one NIC of it (@HOST-K: NIC K, "
                  "eth(K-1)): firewall, mtu-mismatch, loss:PERCENT, link-down, powersave, "
                  "no-server; e.g. --fault loss:1@h2, --fault link-down@h2-2");
+  app.add_flag("--ssh", o->l.ssh,
+               "passwordless ssh as root between the guests (keys and host keys made for this "
+               "run, nothing from ~/.ssh) and an MPI hostfile at /run/lab/hostfile");
+  app.add_flag("--mesh", o->l.mesh,
+               "--ssh, and the default test is 'mpirun ... rdmacheck mesh' from h1 over every "
+               "guest (rdmacheck lab --hosts 4 --mesh)");
   app.add_flag(
       "--json", o->l.json,
       "pass --json to the default test and print one JSON document (consoles go to stderr)");

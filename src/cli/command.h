@@ -31,6 +31,7 @@ Runner attach_ping(CLI::App& app);
 Runner attach_bw(CLI::App& app);
 Runner attach_lat(CLI::App& app);
 Runner attach_lab(CLI::App& app);
+Runner attach_mesh(CLI::App& app);
 Runner attach_completion(CLI::App& app);
 
 // A bad command line found after parsing (options that contradict each

@@ -17,6 +17,7 @@
 #include "lab/hub.h"
 #include "lab/initramfs.h"
 #include "lab/kernel.h"
+#include "lab/ssh.h"
 #include "lab/vm.h"
 #include "lab/vmlinux.h"
 #include "lab/wire.h"
@@ -95,6 +96,7 @@ class Lab {
 
  private:
   Status prepare(const std::vector<GuestPlan>& plan, const Kernel& k);
+  Status ssh_files(const std::vector<GuestPlan>& plan);
   void pump(Guest& g);
   void print_line(Guest& g, const std::string& line);
   void poll_files(Guest& g);
@@ -114,6 +116,25 @@ class Lab {
   std::vector<Guest> guests_;
   std::vector<WireCounters> wire_;  // read once, before the hub stops
 };
+
+// Keys, sshd_config, known_hosts and the MPI hostfile (lab/ssh.h), and
+// rdmacheck-mesh beside the guests' rdmacheck when it was built.
+Status Lab::ssh_files(const std::vector<GuestPlan>& plan) {
+  if (auto s = make_ssh_keys(dir_); !s) return s;
+  const fs::path d = dir_ / kSshDir;
+  auto pub = read_text(d / "host_ed25519.pub");
+  if (!pub) return errno_error("open", (d / "host_ed25519.pub").string());
+  if (auto s = write_file(d / "known_hosts", known_hosts(plan, *pub)); !s) return s;
+  if (auto s = write_file(d / "sshd_config", sshd_config()); !s) return s;
+  if (auto s = write_file(dir_ / kHostfile, mpi_hostfile(plan)); !s) return s;
+  std::error_code ec;
+  const fs::path mesh = fs::read_symlink("/proc/self/exe", ec).parent_path() / "rdmacheck-mesh";
+  if (!ec && fs::exists(mesh)) {
+    fs::copy_file(mesh, dir_ / "bin" / "rdmacheck-mesh", fs::copy_options::overwrite_existing, ec);
+    if (ec) return code_error("copy", ec.value(), mesh.string());
+  }
+  return ok_status();
+}
 
 Status Lab::prepare(const std::vector<GuestPlan>& plan, const Kernel& k) {
   std::error_code ec;
@@ -144,6 +165,9 @@ Status Lab::prepare(const std::vector<GuestPlan>& plan, const Kernel& k) {
     boot_image_ = (dir_ / "vmlinux").string();
   }
   if (auto s = write_file(dir_ / "hosts", hosts_file(plan)); !s) return s;
+  if (std::any_of(plan.begin(), plan.end(), [](const GuestPlan& g) { return g.ssh; })) {
+    if (auto s = ssh_files(plan); !s) return s;
+  }
   // A fresh key per boot, owner-only: serve refuses a key file others may read.
   std::string key(32, '\0');
   if (::getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size())) {

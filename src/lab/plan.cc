@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "lab/ssh.h"
 #include "lab/wire.h"
 
 namespace rdmacheck::lab {
@@ -165,9 +166,12 @@ Result<std::vector<GuestPlan>> make_plan(const LabOptions& o) {
     if (!c) return c.error();
     plan[std::stoi(c->host.substr(1)) - 1].setup.push_back(c->cmd);
   }
-  plan[0].serve = !no_server;
+  plan[0].serve = !no_server && !o.mesh;  // the mesh runs its own servers
   plan[0].serve_args = o.serve_args;
-  if (o.run.empty()) {
+  for (auto& g : plan) g.ssh = o.ssh || o.mesh;
+  if (o.run.empty() && o.mesh) {
+    plan[0].run.push_back(mesh_command(o.hosts, o.json));
+  } else if (o.run.empty()) {
     // The default test: the last host runs the whole layered check against h1.
     plan.back().run.push_back(std::string("rdmacheck check h1") + (o.json ? " --json" : ""));
   }
@@ -272,6 +276,7 @@ ip link set lo up
   s += network_script(g);
   s += "step setup\n";
   s += command_block(g.setup, "setup");
+  if (g.ssh) s += ssh_guest_script();
   s += "touch $D/ready\nwait_all ready\n";
   if (g.serve) {
     s += fmt::format("step serve\nrdmacheck serve --psk-file $LAB/{}{}{} > $D/serve.log 2>&1 &\n",

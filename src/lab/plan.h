@@ -44,6 +44,8 @@ struct LabOptions {
   std::vector<std::string> run;     // "HOST:CMD"
   std::vector<std::string> faults;  // "NAME[:ARG][@HOST[-NIC]]"
   std::string serve_args;           // appended to h1's serve command line
+  bool ssh = false;   // sshd and root's keys on every guest (lab/ssh.h), and an MPI hostfile
+  bool mesh = false;  // ssh, and the default test is `rdmacheck mesh` over all guests from h1
   bool json = false;
   bool verbose = false;  // also show kernel messages
   bool keep = false;     // keep the work directory
@@ -73,6 +75,7 @@ struct GuestPlan {
   std::vector<std::string> setup;
   bool serve = false;
   std::string serve_args;
+  bool ssh = false;  // start sshd before it says ready (lab/ssh.h)
   std::vector<std::string> run;
 };
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "lab/ssh.h"
+
 namespace rdmacheck::lab {
 namespace {
 
@@ -228,6 +230,37 @@ TEST(Plan, BadNicsAndNicTargetsAreRefused) {
   EXPECT_FALSE(make_plan(o).ok());
   o.nics = kMaxNics + 1;
   EXPECT_FALSE(make_plan(o).ok());
+}
+
+// --mesh: every guest starts sshd before it says ready, h1 serves nothing of
+// its own and runs the mesh over all guests with Open MPI over TCP.
+TEST(Plan, MeshRunsMpirunFromH1WithSshOnEveryGuest) {
+  LabOptions o;
+  o.hosts = 4;
+  o.mesh = true;
+  auto plan = make_plan(o);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_FALSE((*plan)[0].serve);
+  ASSERT_EQ((*plan)[0].run.size(), 1u);
+  EXPECT_EQ((*plan)[0].run[0],
+            "mpirun --allow-run-as-root -np 4 --hostfile /run/lab/hostfile --map-by ppr:1:node "
+            "--mca btl tcp,self --mca pml ob1 --mca btl_tcp_if_include eth0 --mca "
+            "oob_tcp_if_include eth0 /run/lab/bin/rdmacheck mesh");
+  for (const auto& g : *plan) {
+    EXPECT_TRUE(g.ssh);
+    const auto script = guest_script(g, *plan);
+    const auto sshd = script.find("/usr/sbin/sshd -f $LAB/ssh/sshd_config");
+    ASSERT_NE(sshd, std::string::npos);
+    EXPECT_LT(sshd, script.find("touch $D/ready"));
+  }
+  EXPECT_EQ(mpi_hostfile(*plan), "h1 slots=1\nh2 slots=1\nh3 slots=1\nh4 slots=1\n");
+  EXPECT_EQ(known_hosts(*plan, "ssh-ed25519 AAAAC3Nz x"),
+            "h1,h1-1,198.18.0.1,h2,h2-1,198.18.0.2,h3,h3-1,198.18.0.3,h4,h4-1,198.18.0.4 "
+            "ssh-ed25519 AAAAC3Nz x\n");
+  // Not asked for: no sshd.
+  o.mesh = false;
+  plan = make_plan(o);
+  EXPECT_EQ(guest_script((*plan)[0], *plan).find("sshd"), std::string::npos);
 }
 
 }  // namespace

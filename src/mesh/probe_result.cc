@@ -1,0 +1,76 @@
+#include "mesh/probe_result.h"
+
+#include <fmt/core.h>
+
+namespace rdmacheck::mesh {
+
+nlohmann::json to_json(const Probe& p) {
+  nlohmann::json j = {{"from", p.from},
+                      {"to", p.to},
+                      {"round", p.round},
+                      {"connected", p.connected()},
+                      {"stage", name_of(p.failed)},
+                      {"error", p.error},
+                      {"pings_sent", p.pings_sent},
+                      {"pings_ok", p.pings_ok},
+                      {"rtt_us", p.rtt_us},
+                      {"rtt_median_us", p.rtt_median_us},
+                      {"loss_counters", p.loss_counters},
+                      {"findings", to_json(p.findings)},
+                      {"seconds", p.seconds}};
+  j["bw_gbps"] = p.bw_gbps < 0 ? nlohmann::json(nullptr) : nlohmann::json(p.bw_gbps);
+  if (!p.bw_error.empty()) j["bw_error"] = p.bw_error;
+  return j;
+}
+
+Result<Finding> finding_from_json(const nlohmann::json& j) {
+  try {
+    Finding f;
+    f.id = j.at("id").get<std::string>();
+    auto sev = parse_enum<Severity>(j.at("severity").get<std::string>());
+    auto layer = parse_enum<Layer>(j.at("layer").get<std::string>());
+    if (!sev || !layer)
+      return plain_error("mesh", "finding " + f.id + ": unknown severity or layer");
+    f.severity = *sev;
+    f.layer = *layer;
+    f.summary = j.at("summary").get<std::string>();
+    f.evidence = j.at("evidence").get<std::vector<std::string>>();
+    f.fix = j.at("fix").get<std::string>();
+    f.host = j.value("host", "");
+    f.subject = j.value("subject", "");
+    return f;
+  } catch (const nlohmann::json::exception& e) {
+    return plain_error("mesh", fmt::format("a finding from a rank: {}", e.what()));
+  }
+}
+
+Result<Probe> probe_from_json(const nlohmann::json& j) {
+  try {
+    Probe p;
+    p.from = j.at("from").get<int>();
+    p.to = j.at("to").get<int>();
+    p.round = j.at("round").get<int>();
+    auto stage = parse_enum<conn::Stage>(j.at("stage").get<std::string>());
+    if (!stage) return plain_error("mesh", "a probe from a rank: unknown stage");
+    p.failed = *stage;
+    p.error = j.at("error").get<std::string>();
+    p.pings_sent = j.at("pings_sent").get<int>();
+    p.pings_ok = j.at("pings_ok").get<int>();
+    p.rtt_us = j.at("rtt_us").get<double>();
+    p.rtt_median_us = j.at("rtt_median_us").get<double>();
+    p.bw_gbps = j.at("bw_gbps").is_null() ? -1 : j.at("bw_gbps").get<double>();
+    p.bw_error = j.value("bw_error", "");
+    p.loss_counters = j.at("loss_counters").get<uint64_t>();
+    p.seconds = j.at("seconds").get<double>();
+    for (const auto& f : j.at("findings")) {
+      auto fr = finding_from_json(f);
+      if (!fr) return fr.error();
+      p.findings.push_back(std::move(*fr));
+    }
+    return p;
+  } catch (const nlohmann::json::exception& e) {
+    return plain_error("mesh", fmt::format("a probe from a rank: {}", e.what()));
+  }
+}
+
+}  // namespace rdmacheck::mesh

@@ -1,0 +1,155 @@
+#include "mesh/run.h"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <memory>
+
+#include "doctor/doctor.h"
+#include "doctor/sources.h"
+#include "mesh/local_server.h"
+#include "mesh/schedule.h"
+
+namespace rdmacheck::mesh {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+std::string hex(const proto::Nonce& n) {
+  std::string s;
+  for (auto b : n) s += fmt::format("{:02x}", b);
+  return s;
+}
+
+std::string my_hostname() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  return buf;
+}
+
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// What each rank tells the others before the rounds.
+struct Peer {
+  std::string host;
+  uint16_t port = 0;  // 0: its server did not start
+  std::string error;  // why not
+};
+
+std::vector<Finding> my_doctor() {
+  FsRoot fs("/");
+  auto src = doctor::live_sources(fs);
+  return doctor::run_doctor(fs, *src).findings();
+}
+
+// A probe that cannot be tried: the partner's server is not there.
+Probe unreached(int from, int to, int round, const Peer& peer) {
+  Probe p{.from = from, .to = to, .round = round, .failed = conn::Stage::kTcpConnect};
+  p.error = fmt::format("{}'s in-process server did not start: {}", peer.host, peer.error);
+  return p;
+}
+
+}  // namespace
+
+std::optional<MeshReport> run_mesh(const MeshOptions& o, Control& c,
+                                   const std::atomic<bool>& stop) {
+  const auto start = Clock::now();
+  const int me = c.rank();
+  const int n = c.size();
+  // The run's key: rank 0 draws it, MPI carries it, every server demands it.
+  const std::string key = c.broadcast(me == 0 ? hex(proto::fresh_nonce()) : "");
+  auto key_file = write_key_file(key);
+  std::unique_ptr<LocalServer> server;
+  std::string server_error;
+  if (key_file) {
+    auto s = LocalServer::start(proto::Psk{*key_file, key}, o.dev,
+                                std::chrono::duration_cast<milliseconds>(o.round_timeout));
+    if (s) {
+      server = std::move(*s);
+    } else {
+      server_error = s.error().message();
+    }
+  } else {
+    server_error = key_file.error().message();
+  }
+  nlohmann::json facts = {
+      {"host", my_hostname()}, {"port", server ? server->port() : 0}, {"error", server_error}};
+  std::vector<Peer> peers;
+  for (const auto& s : c.allgather(facts.dump())) {
+    auto j = nlohmann::json::parse(s);
+    peers.push_back(Peer{j.at("host").get<std::string>(), j.at("port").get<uint16_t>(),
+                         j.at("error").get<std::string>()});
+  }
+  const auto doctor = my_doctor();
+
+  const auto round_budget = std::chrono::duration_cast<milliseconds>(o.round_timeout);
+  // Pings and each direction's bandwidth share the round (a fifth for the
+  // pings, two for each direction: a bandwidth test's first session also
+  // reads both sides' counters); each part ends on time.
+  const auto ping_part = o.quick ? round_budget : round_budget / 5;
+  const auto bw_part = (round_budget - ping_part) / 2;
+  std::vector<Probe> mine;
+  std::vector<RoundTiming> rounds;
+  for (int r = 0; r < round_count(n); ++r) {
+    const auto t0 = Clock::now();
+    const int p = partner(n, r, me);
+    conn::Target t;
+    if (p != kBye) {
+      t.host = peers[p].host;
+      t.tcp_port = peers[p].port;
+      t.dev = o.dev;
+      t.psk_file = key_file ? *key_file : "";
+    }
+    std::optional<Probe> probe;
+    if (p != kBye) {
+      probe = peers[p].port == 0 || !key_file ? unreached(me, p, r, peers[p])
+                                              : ping_probe(t, o.probe, me, p, r, ping_part);
+    }
+    c.barrier();
+    if (!o.quick) {
+      // Each direction on its own: the lower rank of each pair sends first.
+      for (bool lower_first : {true, false}) {
+        if (probe && probe->connected() && (me < p) == lower_first) {
+          bandwidth_probe(t, o.probe, *probe, bw_part, stop);
+        }
+        c.barrier();
+      }
+    }
+    if (probe) mine.push_back(std::move(*probe));
+    rounds.push_back(RoundTiming{r, static_cast<int>(round_pairs(n, r).size()), since(t0)});
+  }
+  server.reset();
+  if (key_file) ::unlink(key_file->c_str());
+
+  nlohmann::json out = {{"doctor", to_json(doctor)}, {"probes", nlohmann::json::array()}};
+  for (const auto& p : mine) out["probes"].push_back(to_json(p));
+  auto all = c.gather(out.dump());
+  if (me != 0) return std::nullopt;
+
+  MeshReport rep;
+  rep.options = o;
+  rep.rounds = std::move(rounds);
+  std::vector<std::vector<Finding>> doctors;
+  for (int i = 0; i < n; ++i) {
+    rep.hosts.push_back(peers[i].host);
+    rep.server_errors.push_back(peers[i].error);
+    auto j = nlohmann::json::parse(all[i]);
+    std::vector<Finding> d;
+    for (const auto& f : j.at("doctor")) {
+      if (auto fr = finding_from_json(f)) d.push_back(std::move(*fr));
+    }
+    doctors.push_back(std::move(d));
+    for (const auto& pj : j.at("probes")) {
+      if (auto pr = probe_from_json(pj)) rep.probes.push_back(std::move(*pr));
+    }
+  }
+  rep.doctor = summarise_doctor(rep.hosts, doctors);
+  rep.analysis = analyse(rep.hosts, rep.probes);
+  rep.elapsed_s = since(start);
+  return rep;
+}
+
+}  // namespace rdmacheck::mesh
