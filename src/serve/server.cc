@@ -196,7 +196,8 @@ std::optional<std::string> over_max_rate(const proto::Hello& hello, const conn::
   if (!p || !p->bidir) return std::nullopt;
   uint64_t bytes = 0;
   for (uint32_t size : p->sizes) bytes += size;
-  const double secs = static_cast<double>(p->duration_ms) / 1000.0 * static_cast<double>(p->sizes.size());
+  const double secs =
+      static_cast<double>(p->duration_ms) / 1000.0 * static_cast<double>(p->sizes.size());
   if (p->iterations > 0 && bytes > cap.bytes / p->iterations) {
     return fmt::format(
         "the test would make this server send {} MiB; it sends at most {} MiB per "
