@@ -140,6 +140,11 @@ inline constexpr uint64_t kRecvWrId = 2;
 // reposted was dropped by the device (the lab's netem duplicate 5 % showed one
 // lost probe in a hundred on a path that lost nothing).
 inline constexpr uint32_t kUdPingRecvSlots = 4;
+// The receive slot a completion's wr_id names, or nullopt when it is no receive.
+inline std::optional<uint32_t> recv_slot_of(const Endpoint& ep, uint64_t wr_id) {
+  if (wr_id < kRecvWrId || wr_id >= kRecvWrId + ep.recv_slots) return std::nullopt;
+  return static_cast<uint32_t>(wr_id - kRecvWrId);
+}
 // The server's first receives: depth of them, or one per slot when there are
 // more slots, each of the largest message, spread over the slots.
 Status post_receives(Endpoint& ep, uint32_t depth);

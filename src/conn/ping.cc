@@ -19,7 +19,6 @@ namespace {
 using Micros = std::chrono::duration<double, std::micro>;
 
 constexpr uint64_t kSendId = 1;
-constexpr uint64_t kRecvId = kRecvWrId;  // receive slot i is kRecvId + i
 
 // One round trip: send SIZE bytes, wait for the echo and the send's completion.
 struct RoundTrip {
@@ -75,7 +74,7 @@ uint32_t Prober::tag_of(const char* data, uint32_t len) const {
 Status Prober::ensure_recv() {
   for (uint32_t i = 0; i < posted_.size(); ++i) {
     if (posted_[i]) continue;
-    if (auto s = post_recv(ep_, kRecvId + i, static_cast<uint32_t>(ep_.half), i); !s) return s;
+    if (auto s = post_recv(ep_, kRecvWrId + i, static_cast<uint32_t>(ep_.half), i); !s) return s;
     posted_[i] = true;
   }
   return ok_status();
@@ -111,8 +110,8 @@ RoundTrip Prober::run(uint32_t size, std::chrono::milliseconds timeout) {
       return r;
     }
     const ibv_wc& c = **wc;
-    const bool is_recv = c.wr_id >= kRecvId && c.wr_id < kRecvId + posted_.size();
-    if (is_recv) posted_[c.wr_id - kRecvId] = false;
+    const std::optional<uint32_t> slot = recv_slot_of(ep_, c.wr_id);
+    if (slot) posted_[*slot] = false;
     if (c.status != IBV_WC_SUCCESS) {
       r.wc_status = c.status;
       r.error = fmt::format("{} on {} ({})", wc_status_text(c.status),
@@ -120,9 +119,9 @@ RoundTrip Prober::run(uint32_t size, std::chrono::milliseconds timeout) {
       return r;
     }
     if (c.wr_id == kSendId) sent = true;
-    if (is_recv) {
+    if (slot) {
       const uint32_t got = ud_ ? c.byte_len - 40 : c.byte_len;
-      const char* data = ep_.recv_buf(static_cast<uint32_t>(c.wr_id - kRecvId)) + (ud_ ? 40 : 0);
+      const char* data = ep_.recv_buf(*slot) + (ud_ ? 40 : 0);
       if (ud_ && size >= sizeof seq_ && tag_of(data, got) != seq_) {
         // The late echo of an earlier probe: wait on for this one's.
         if (auto s = ensure_recv(); !s) {

@@ -44,16 +44,15 @@ ResponderOutcome respond_ping(Endpoint& ep, const proto::Hello& hello, const Fd&
     }
     ++bye.received;
     uint32_t len = c.byte_len;
-    const uint64_t slot =
-        c.wr_id >= kRecvWrId && c.wr_id < kRecvWrId + ep.recv_slots ? c.wr_id - kRecvWrId : 0;
-    const char* data = ep.recv_buf(static_cast<uint32_t>(slot));
+    const uint32_t slot = recv_slot_of(ep, c.wr_id).value_or(0);
+    const char* data = ep.recv_buf(slot);
     if (ud) {
       len = len >= 40 ? len - 40 : 0;
       data += 40;
     }
     len = std::min<uint32_t>(len, static_cast<uint32_t>(ep.half));
     std::memmove(ep.send_buf(), data, len);
-    if (auto s = post_recv(ep, kRecvWrId + slot, recv_len, static_cast<uint32_t>(slot)); !s) {
+    if (auto s = post_recv(ep, kRecvWrId + slot, recv_len, slot); !s) {
       return done(s.error().message());
     }
     if (auto why = traffic.charge(len)) return done(*why);
