@@ -192,8 +192,10 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
                                     answered));
     f.evidence.push_back(loss_evidence(o));
     if (fw.empty()) {
-      f.evidence.push_back(fmt::format("no rule dropping UDP 4791 found on this host{}",
-                                       o.peer ? " or the peer" : ""));
+      f.evidence.push_back(o.peer_reported
+                               ? "no rule dropping UDP 4791 found on this host or the peer"
+                               : "no rule dropping UDP 4791 found on this host; the peer's "
+                                 "firewall is unknown (its report did not come back)");
     }
     f.fix =
         "check for firewalls or ACLs on UDP 4791 along the path, the GID index on both sides "

@@ -86,6 +86,7 @@ struct ConnObservation {
   std::optional<proto::HostFacts> peer;
   std::vector<std::string> local_firewall;  // rules here that drop UDP 4791
   std::string peer_firewall;                // the peer's own report, "" = none seen
+  bool peer_reported = false;               // the peer's bye (and its firewall's view) came back
   std::vector<LadderResult> ladder;
   int pings_ok = 0;
   int pings_sent = 0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <future>
 #include <thread>
 
 #include "conn/client_session.h"
@@ -281,6 +282,11 @@ PingReport run_ping(const PingOptions& o) {
   rep.obs.tcp_port = o.target.tcp_port;
   const auto start = Clock::now();
   const Deadline end = start + o.timeout;
+  // The last part of --timeout is the report's: reading both hosts' firewalls
+  // and the farewell that brings the server's side. Connecting and probing end
+  // before it, so a failure that waits out its deadline still keeps the promise.
+  const auto reserve = std::min<std::chrono::milliseconds>(std::chrono::seconds(5), o.timeout / 3);
+  const Deadline work_end = end - reserve;
   auto finish = [&]() {
     rep.findings = diagnose(rep.obs);
     for (auto& f : loss_findings(rep.probes, o.target.host)) rep.findings.push_back(std::move(f));
@@ -311,7 +317,7 @@ PingReport run_ping(const PingOptions& o) {
     return ok_status();
   };
   req.forged_gid = o.forged_gid;
-  auto opened = open_client_session(o.target, req, end);
+  auto opened = open_client_session(o.target, req, work_end);
   // What -d/--ib-port/-x selected against what rdmacheck picks itself.
   const DeviceChoice& forced = o.target.dev;
   if (!o.cm && (!forced.device.empty() || forced.ib_port > 0 || forced.gid_index >= 0)) {
@@ -349,12 +355,14 @@ PingReport run_ping(const PingOptions& o) {
   std::vector<proto::Step>& local_timeline = session->local_timeline;
 
   rep.ack = session->ack;
-  probe(o, rep, ep, welcome.qp, std::min(rep.obs.local->active_mtu, welcome.facts.active_mtu), end,
-        local_timeline);
+  probe(o, rep, ep, welcome.qp, std::min(rep.obs.local->active_mtu, welcome.facts.active_mtu),
+        work_end, local_timeline);
 
+  // This host's firewall is read while the server reads its own for the bye:
+  // under emulation each read takes a second or two.
+  std::future<FirewallReport> local_fw;
   if (rep.obs.failed == Stage::kTraffic || rep.obs.failed == Stage::kCmConnect) {
-    const auto fw = read_firewall();
-    rep.obs.local_firewall = fw.rules;
+    local_fw = std::async(std::launch::async, read_firewall);
   }
   // Tell the server we are done and collect its side of the story.
   proto::Done done;
@@ -363,11 +371,13 @@ PingReport run_ping(const PingOptions& o) {
   done.received = static_cast<uint64_t>(rep.obs.pings_ok);
   rep.local_timeline = local_timeline;
   const Deadline bye_d = std::max(std::min(end, deadline_in(std::chrono::seconds(5))),
-                                  deadline_in(std::chrono::seconds(2)));
+                                  deadline_in(std::chrono::milliseconds(500)));
   if (auto bye = session->farewell(done, bye_d)) {
     rep.peer_timeline.insert(rep.peer_timeline.end(), bye->timeline.begin(), bye->timeline.end());
     rep.obs.peer_firewall = bye->firewall;
+    rep.obs.peer_reported = true;
   }
+  if (local_fw.valid()) rep.obs.local_firewall = local_fw.get().rules;
   return finish();
 }
 

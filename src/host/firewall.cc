@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <future>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -138,17 +139,25 @@ std::vector<std::string> roce_blocking_nft_rules(const std::string& ruleset) {
 
 std::vector<ToolRun> run_tools(const std::vector<std::vector<std::string>>& argvs) {
   using namespace std::chrono_literals;
-  std::vector<ToolRun> runs;
+  // All at once: each is bounded by its own deadline, and under emulation a
+  // single nft or iptables-save takes a good part of a second.
+  std::vector<std::future<ToolRun>> running;
+  running.reserve(argvs.size());
   for (const auto& argv : argvs) {
-    ToolRun t;
-    for (const auto& a : argv) t.command += (t.command.empty() ? "" : " ") + a;
-    if (auto res = run_capture(argv, 3s)) {
-      t.started = true;
-      t.exit_status = res->exit_status;
-      t.out = std::move(res->out);
-    }
-    runs.push_back(std::move(t));
+    running.push_back(std::async(std::launch::async, [&argv] {
+      ToolRun t;
+      for (const auto& a : argv) t.command += (t.command.empty() ? "" : " ") + a;
+      if (auto res = run_capture(argv, 3s)) {
+        t.started = true;
+        t.exit_status = res->exit_status;
+        t.out = std::move(res->out);
+      }
+      return t;
+    }));
   }
+  std::vector<ToolRun> runs;
+  runs.reserve(running.size());
+  for (auto& r : running) runs.push_back(r.get());
   return runs;
 }
 
