@@ -309,7 +309,7 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
   }
   for (auto& p : pings) {
     if (expired(fmt::format("the {} ping", p.cm ? "rdma_cm" : name_of(p.transport)))) break;
-    p.timeout = std::min(milliseconds(15000), milliseconds(std::max(ms_left(end), 1)));
+    p.timeout = std::min(conn::kPingTimeout, milliseconds(std::max(ms_left(end), 1)));
     r.pings.push_back(conn::run_ping(p));
     auto& rep = r.pings.back();
     if (!r.local && rep.obs.local) r.local = rep.obs.local;

@@ -16,7 +16,7 @@ Runner attach_ping(CLI::App& app) {
     std::string connection = "RC";
     OutputFlags out;
     bool no_ladder = false;
-    double timeout_s = 15;
+    double timeout_s = std::chrono::duration<double>(conn::kPingTimeout).count();
     double ping_timeout_s = 3;
     int ack_timeout = 14;
     int retry = 6;
@@ -56,7 +56,7 @@ Runner attach_ping(CLI::App& app) {
                "skip the size ladder (64 B .. 8 x MTU) that finds path-MTU black holes");
   app.add_option("--timeout", o->timeout_s, "seconds the whole command may take")
       ->check(CLI::Range(1.0, 3600.0))
-      ->default_val(15);
+      ->capture_default_str();
   app.add_option("--ping-timeout", o->ping_timeout_s, "seconds one round trip may take")
       ->check(CLI::Range(0.1, 600.0))
       ->default_val(3);

@@ -20,6 +20,11 @@
 
 namespace rdmacheck::conn {
 
+// A ping's whole budget by default: room for RC to exhaust its retries on a
+// dead path (8 tries of rxe's 1 s ACK timeout floor) after a slow setup, and
+// then to bring back both hosts' firewall reports.
+inline constexpr std::chrono::milliseconds kPingTimeout{20000};
+
 struct PingOptions {
   Target target;
   proto::Transport transport = proto::Transport::kRc;  // rc | ud
@@ -29,8 +34,8 @@ struct PingOptions {
   double interval_s = 0.2;
   uint32_t size = 64;
   bool ladder = true;
-  std::chrono::milliseconds timeout{15000};      // the whole command
-  std::chrono::milliseconds ping_timeout{3000};  // one round trip
+  std::chrono::milliseconds timeout = kPingTimeout;  // the whole command
+  std::chrono::milliseconds ping_timeout{3000};      // one round trip
   verbs::RcTiming timing;
   // --ack-timeout: taken as is; without it the ACK timeout follows the TCP round trip.
   std::optional<uint8_t> ack_timeout;

@@ -68,9 +68,10 @@ TEST(Lab, MissingQemuIsNamedWithItsPackage) {
 }
 
 TEST(Lab, ThreeHostsOnOneWireAndConcurrentSessions) {
-  const auto r = run_lab({"--hosts", "3", "--run", "h2:rdmacheck ping h1 -n 10 --interval 0.1 --json",
-                          "--run", "h3:rdmacheck ping h1 -n 10 --interval 0.1 --json", "--run",
-                          "h3:rdmacheck ping h2 -n 1 --json"});
+  const auto r =
+      run_lab({"--hosts", "3", "--run", "h2:rdmacheck ping h1 -n 10 --interval 0.1 --json", "--run",
+               "h3:rdmacheck ping h1 -n 10 --interval 0.1 --json", "--run",
+               "h3:rdmacheck ping h2 -n 1 --json"});
   ASSERT_EQ(r.exit, 2) << r.console;  // h2 serves nothing: the last run must fail, named
   using Run = std::pair<std::string, size_t>;
   for (const auto& [host, n] : std::vector<Run>{{"h2", 0}, {"h3", 0}, {"h3", 1}}) {

@@ -31,7 +31,7 @@ TEST(PingLab, UnreachableAddressIsNamedInBoundedTime) {
   EXPECT_EQ(r.exit, 2) << r.console;
   const auto& p = run_output(r, "h2");
   EXPECT_EQ(finding_ids(p["findings"]), std::vector<std::string>{"peer-unreachable"});
-  EXPECT_LE(p["elapsed_ms"].get<double>(), 15000);
+  EXPECT_LE(p["elapsed_ms"].get<double>(), 20000);  // ping's default --timeout
 }
 
 TEST(PingLab, MemlockLimitIsNamed) {
