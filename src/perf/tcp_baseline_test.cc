@@ -7,6 +7,7 @@
 #include "conn/tcp_probe.h"
 #include "net/tcp.h"
 #include "proto/auth.h"
+#include "testing/closed_port.h"
 
 namespace rdmacheck::perf {
 namespace {
@@ -96,12 +97,10 @@ TEST(TcpBaseline, EchoesCutByTimeStillLeaveTheStream) {
 
 // No server: the baseline fails at once, with the reason.
 TEST(TcpBaseline, NoServerSaysWhy) {
-  auto listener = tcp_listen("127.0.0.1", 0);
-  ASSERT_TRUE(listener.ok());
+  const test_util::ClosedPort closed;
   TcpBaselineOptions o;
   o.target.host = "127.0.0.1";
-  o.target.tcp_port = local_port(*listener);
-  listener = Fd();
+  o.target.tcp_port = closed.port();
   o.timeout = 3s;
   const TcpBaseline b = run_tcp_baseline(o);
   EXPECT_FALSE(b.ok);
