@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "proto/auth.h"
+#include "testing/closed_port.h"
 
 namespace rdmacheck::conn {
 namespace {
@@ -46,13 +47,10 @@ TEST(TcpProbe, EchoesOverLoopbackAreCleanAndCounted) {
 }
 
 TEST(TcpProbe, NoServerIsNotConnectedAndSaysWhy) {
-  auto listener = tcp_listen("127.0.0.1", 0);
-  ASSERT_TRUE(listener.ok());
-  const uint16_t port = local_port(*listener);
-  listener = Fd();  // closed: nothing listens there now
+  const test_util::ClosedPort closed;
   TcpProbeOptions o;
   o.target.host = "127.0.0.1";
-  o.target.tcp_port = port;
+  o.target.tcp_port = closed.port();
   const TcpProbeReport r = run_tcp_probe(o);
   EXPECT_FALSE(r.connected);
   EXPECT_NE(describe(r).find("could not connect"), std::string::npos);

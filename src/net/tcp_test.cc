@@ -5,6 +5,8 @@
 
 #include <thread>
 
+#include "testing/closed_port.h"
+
 namespace rdmacheck {
 namespace {
 
@@ -30,10 +32,8 @@ TEST(Tcp, FramesRoundTripOverLoopback) {
 }
 
 TEST(Tcp, RefusedConnectionCarriesEconnrefused) {
-  auto l = tcp_listen("127.0.0.1", 0);
-  const uint16_t port = local_port(*l);
-  *l = Fd();  // close the listener: the port now refuses
-  auto c = tcp_connect("127.0.0.1", port, deadline_in(2s));
+  const test_util::ClosedPort closed;
+  auto c = tcp_connect("127.0.0.1", closed.port(), deadline_in(2s));
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().errnum, ECONNREFUSED);
 }

@@ -297,6 +297,7 @@ TEST(FuzzCorpus, EverySeedIsAcceptedByItsParser) {
   EXPECT_TRUE(parse_ready(load("ready")).ok());
   EXPECT_TRUE(parse_doctor_report(load("doctor-report")).ok());
   EXPECT_TRUE(parse_bye(load("bye")).ok());
+  EXPECT_EQ(load("doctor-request"), doctor_request());  // the request a check sends
 }
 
 }  // namespace
