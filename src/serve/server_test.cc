@@ -243,6 +243,12 @@ size_t open_fds() {
                                            std::filesystem::directory_iterator()));
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
 uint64_t rss_kib() {
   std::ifstream in("/proc/self/status");
   std::string line;
@@ -274,7 +280,10 @@ TEST_F(ServerTest, AThousandSessionsLeaveNoDescriptorOrMemoryBehind) {
   ASSERT_EQ(run(1000), 1000);
   EXPECT_LE(settled_fds(fds), fds);
   // Each session's thread, stack and frames are gone; allow for allocator slack.
-  EXPECT_LT(rss_kib(), rss + 4096) << "RSS grew from " << rss << " KiB";
+  // Under AddressSanitizer freed memory waits in its quarantine (up to 256 MiB)
+  // before reuse, so RSS grows by design there; its leak check at exit is the
+  // stricter form of this bound.
+  if (!kAddressSanitizer) EXPECT_LT(rss_kib(), rss + 4096) << "RSS grew from " << rss << " KiB";
 }
 
 TEST_F(ServerTest, ClientTextCannotForgeLogLinesOrReachTheTerminal) {
