@@ -51,8 +51,8 @@ TcpProbeReport run_tcp_probe(const TcpProbeOptions& o) {
     }
     ++r.tally.answered;
     rtts.push_back(Micros(Clock::now() - t0).count());
-    if (rtts.back() > kTcpMinRtoUs) ++r.delayed;
   }
+  r.delayed = delayed_echoes(rtts);
   r.tally.size = static_cast<uint32_t>(pad.size());
   if (auto rtt = tcp_path_rtt(*sock)) r.retrans = rtt->total_retrans;
   if (!rtts.empty()) {
@@ -64,11 +64,18 @@ TcpProbeReport run_tcp_probe(const TcpProbeOptions& o) {
   return done();
 }
 
+int delayed_echoes(const std::vector<double>& rtts_us) {
+  if (rtts_us.empty()) return 0;
+  const double fastest = *std::min_element(rtts_us.begin(), rtts_us.end());
+  return static_cast<int>(std::count_if(rtts_us.begin(), rtts_us.end(),
+                                        [&](double t) { return t > fastest + kTcpMinRtoUs; }));
+}
+
 std::string describe(const TcpProbeReport& r) {
   if (!r.connected) return "TCP reference probe: could not connect: " + r.error;
   std::string out = fmt::format(
       "TCP {} B: {}/{} echoes, rtt min/median/max {:.1f}/{:.1f}/{:.1f} ms, {} segments "
-      "retransmitted here, {} echoes delayed past 200 ms",
+      "retransmitted here, {} echoes 200 ms later than the fastest",
       r.tally.size, r.tally.answered, r.tally.sent, r.rtt_min_us / 1000, r.rtt_median_us / 1000,
       r.rtt_max_us / 1000, r.retrans, r.delayed);
   if (!r.error.empty()) out += " (" + r.error + ")";

@@ -26,7 +26,7 @@ struct TcpProbeReport {
   std::string error;
   ProbeTally tally{"tcp"};  // echoes sent / answered
   double rtt_min_us = 0, rtt_median_us = 0, rtt_max_us = 0;
-  int delayed = 0;       // echoes that took longer than TCP's 200 ms minimum RTO
+  int delayed = 0;       // echoes later than the fastest by TCP's 200 ms minimum RTO
   uint32_t retrans = 0;  // segments this side's TCP retransmitted (TCP_INFO)
   double elapsed_ms = 0;
   // True when the probe saw signs of loss: retransmissions, delayed or missing echoes.
@@ -36,6 +36,10 @@ struct TcpProbeReport {
 };
 
 TcpProbeReport run_tcp_probe(const TcpProbeOptions& o);
+
+// Echoes that came back at least TCP's minimum RTO (200 ms) after the
+// fastest one: a retransmitted segment does, a long path alone does not.
+int delayed_echoes(const std::vector<double>& rtts_us);
 
 // "TCP 1000 B: 20/20 echoes, rtt min/median/max 2.1/3.0/9.8 ms, 0 retransmitted, 0 delayed"
 std::string describe(const TcpProbeReport& r);

@@ -70,5 +70,12 @@ TEST(TcpProbe, LossyWhenRetransmittedDelayedOrMissing) {
   EXPECT_TRUE(r.lossy());
 }
 
+// 200 ms of path delay is not loss; an echo a minimum RTO behind the rest is.
+TEST(TcpProbe, DelayedMeansLaterThanTheFastestByAnRto) {
+  EXPECT_EQ(delayed_echoes({}), 0);
+  EXPECT_EQ(delayed_echoes({204200, 205600, 213100}), 0);  // lab: netem delay 200ms
+  EXPECT_EQ(delayed_echoes({1300, 1600, 5300, 212000}), 1);
+}
+
 }  // namespace
 }  // namespace rdmacheck::conn

@@ -283,7 +283,9 @@ TEST_F(ServerTest, AThousandSessionsLeaveNoDescriptorOrMemoryBehind) {
   // Under AddressSanitizer freed memory waits in its quarantine (up to 256 MiB)
   // before reuse, so RSS grows by design there; its leak check at exit is the
   // stricter form of this bound.
-  if (!kAddressSanitizer) EXPECT_LT(rss_kib(), rss + 4096) << "RSS grew from " << rss << " KiB";
+  if (!kAddressSanitizer) {
+    EXPECT_LT(rss_kib(), rss + 4096) << "RSS grew from " << rss << " KiB";
+  }
 }
 
 TEST_F(ServerTest, ClientTextCannotForgeLogLinesOrReachTheTerminal) {
