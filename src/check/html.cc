@@ -45,6 +45,22 @@ table { border-collapse: collapse; margin: .5em 0; } td, th { border: 1px solid 
 .ev, .fix { font-family: monospace; font-size: .9em; margin-left: 1em; } .chart { margin: .5em 0 1.5em; }
 )CSS";
 
+// What every page script starts from: the embedded document, an element
+// builder, a titled section appended to #main, and a table of rows.
+constexpr const char* kPageHelpers = R"JS(
+  const doc = JSON.parse(document.getElementById('report-data').textContent);
+  const $ = (tag, attrs, ...kids) => {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    for (const k of kids) e.append(k instanceof Node ? k : String(k));
+    return e;
+  };
+  const main = document.getElementById('main');
+  const section = (title) => { const s = $('section', {}, $('h2', {}, title)); main.append(s); return s; };
+  const table = (head, rows) => $('table', {}, $('tr', {}, ...head.map((h) => $('th', {}, h))),
+      ...rows.map((r) => $('tr', {}, ...r.map((c) => $('td', {}, c ?? '')))));
+)JS";
+
 }  // namespace
 
 std::string self_contained_page(const std::string& title, const std::string& extra_style,
@@ -56,9 +72,9 @@ std::string self_contained_page(const std::string& title, const std::string& ext
       "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<title>{}</title>\n<style>{}{}</style>\n<script>{}</script>\n</head>\n"
       "<body><h1 id=\"title\">rdmacheck</h1><main id=\"main\"></main>\n"
-      "<script type=\"application/json\" id=\"report-data\">{}</script>\n<script>{}</script>\n"
-      "</body></html>\n",
-      title, kStyle, extra_style, script_safe(libraries), data, page_js);
+      "<script type=\"application/json\" id=\"report-data\">{}</script>\n"
+      "<script>(function () {{{}{}}})();</script>\n</body></html>\n",
+      title, kStyle, extra_style, script_safe(libraries), data, kPageHelpers, page_js);
 }
 
 Status write_page(const std::string& path, const std::string& page) {

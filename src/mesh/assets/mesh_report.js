@@ -1,18 +1,7 @@
 // Renders the rdmacheck mesh report embedded in #report-data: heatmaps of
 // latency and bandwidth (hosts x hosts, row = client, column = server), the
-// findings, each round's time and the hosts' doctor summary.
-(function () {
-  const doc = JSON.parse(document.getElementById('report-data').textContent);
-  const $ = (tag, attrs, ...kids) => {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-    for (const k of kids) e.append(k instanceof Node ? k : String(k));
-    return e;
-  };
-  const main = document.getElementById('main');
-  const section = (title) => { const s = $('section', {}, $('h2', {}, title)); main.append(s); return s; };
-  const table = (head, rows) => $('table', {}, $('tr', {}, ...head.map((h) => $('th', {}, h))),
-      ...rows.map((r) => $('tr', {}, ...r.map((c) => $('td', {}, c ?? '')))));
+// findings, each round's time and the hosts' doctor summary. check/html.cc
+// runs it inside a function that holds doc, $, main, section and table.
   const hosts = doc.hosts;
   const n = hosts.length;
   const status = ['PASS', 'WARN', 'FAIL'][doc.exit_status] || 'FAIL';
@@ -139,4 +128,3 @@
 
   document.body.dataset.cells = String(cells);
   document.body.dataset.failedCells = String(failedCells);
-})();
