@@ -1,5 +1,5 @@
 // mesh --html over a real mesh document: a 4-host lab run in default mode
-// with RoCE dropped between h2 and h4 (tests/fixtures/mesh/README.md says
+// with RoCE dropped between h2 and h4 (tests/fixtures/README.md says
 // how it was captured). The page is held to what it embeds, and drawn in
 // headless Chromium as check's page is: no console errors, both heatmaps
 // with a cell per direction of every pair, the firewalled pair marked.
