@@ -8,31 +8,12 @@
 #include <filesystem>
 
 #include "base/fd.h"
+#include "base/writable.h"
 #include "cli/command.h"
 
 namespace rdmacheck::cli {
-namespace {
 
-// FILE's directory exists and we may create a file in it: said while parsing,
-// so a typo never costs a whole run.
-std::string writable_dir(const std::string& file) {
-  const std::filesystem::path p(file);
-  if (p.filename().empty()) return "'" + file + "' names a directory, not a file";
-  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) {
-    return "directory '" + dir.string() + "' does not exist";
-  }
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
-    return "cannot write in directory '" + dir.string() + "'";
-  }
-  if (std::filesystem::is_directory(p, ec)) return "'" + file + "' is a directory";
-  return {};
-}
-
-}  // namespace
-
-CLI::Validator file_in_writable_dir() { return CLI::Validator(writable_dir, "FILE"); }
+CLI::Validator file_in_writable_dir() { return CLI::Validator(writable_file_problem, "FILE"); }
 
 void add_output_flags(CLI::App& app, OutputFlags& out, const std::string& json_help,
                       bool has_color) {

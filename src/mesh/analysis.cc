@@ -102,6 +102,7 @@ Matrices matrices(int hosts, const std::vector<Probe>& probes) {
              empty_matrix(hosts),
              empty_matrix(hosts),
              empty_matrix(hosts),
+             empty_matrix(hosts),
              std::vector<std::vector<bool>>(hosts, std::vector<bool>(hosts, false)),
              std::vector<std::vector<std::string>>(hosts, std::vector<std::string>(hosts))};
   for (const auto& p : probes) {
@@ -110,7 +111,10 @@ Matrices matrices(int hosts, const std::vector<Probe>& probes) {
     auto j = static_cast<size_t>(p.to);
     m.failed[i][j] = !p.connected();
     if (!p.connected()) continue;
-    if (p.pings_ok > 0) m.latency_us[i][j] = p.rtt_us;
+    if (p.pings_ok > 0) {
+      m.latency_us[i][j] = p.rtt_us;
+      m.latency_median_us[i][j] = p.rtt_median_us;
+    }
     if (p.pings_sent > 0) {
       m.loss[i][j] = static_cast<double>(p.pings_sent - p.pings_ok) / p.pings_sent;
     }
@@ -134,6 +138,12 @@ std::vector<PairVerdict> pair_figures(int n, const Matrices& m) {
       // Both directions time a round trip over the same path: the better one
       // is the path's (a busy guest adds to one of them, a slow path to both).
       v.latency_us = worse(m.latency_us[a][b], m.latency_us[b][a], false);
+      for (auto [i, j] : {std::pair{a, b}, std::pair{b, a}}) {
+        if (v.latency_us && m.latency_us[i][j] == v.latency_us && m.latency_median_us[i][j]) {
+          v.latency_spread_us = std::max(*m.latency_median_us[i][j] - *v.latency_us, 0.0);
+          break;
+        }
+      }
       v.bandwidth_gbps = worse(m.bandwidth_gbps[a][b], m.bandwidth_gbps[b][a], false);
       v.loss = worse(m.loss[a][b], m.loss[b][a], true);
       pairs.push_back(std::move(v));
@@ -156,7 +166,9 @@ void judge_pairs(const std::vector<std::string>& hosts, Analysis& an) {
     if (p.unreachable) continue;
     if (p.latency_us && an.latency) {
       const auto& r = *an.latency;
-      if (*p.latency_us > r.median + std::max(kMadFactor * r.mad, kLatencyMargin * r.median)) {
+      const double excess = *p.latency_us - r.median;
+      if (excess > std::max(kMadFactor * r.mad, kLatencyMargin * r.median) &&
+          excess > p.latency_spread_us) {
         p.bad.push_back(fmt::format("latency {} (fleet {})", latency_text(*p.latency_us),
                                     latency_text(r.median)));
       }

@@ -12,6 +12,13 @@
 // (mesh-bad-host); a bad pair with both hosts otherwise fine is the link
 // (mesh-bad-pair); a pair that never connected is mesh-unreachable-pair with
 // the connection layer's own diagnosis.
+//
+// A latency is an outlier only when it also stands out of its own pings'
+// spread: a delay on the path adds to every round trip, the least included,
+// while a busy host (an emulated guest, a neighbour's job) adds to some, so a
+// pair whose least round trip exceeds the fleet by less than its own median
+// exceeds its least is showing the hosts' load, not its path (a healthy lab
+// mesh on a loaded host: 4.3 ms against 1.9 ms, its pings spread 3.8 ms).
 #pragma once
 
 #include <optional>
@@ -36,6 +43,7 @@ using Matrix = std::vector<std::vector<std::optional<double>>>;
 
 struct Matrices {
   Matrix latency_us;                      // least RC ping round trip (Probe::rtt_us)
+  Matrix latency_median_us;               // the median of the same pings
   Matrix bandwidth_gbps;                  // RDMA WRITE, from row to column
   Matrix loss;                            // fraction of pings lost
   Matrix loss_counters;                   // both sides' loss counters over the bandwidth test
@@ -59,6 +67,7 @@ struct PairVerdict {
   bool unreachable = false;
   std::vector<std::string> bad;  // "latency 20.4 ms (fleet 0.41 ms)", ...
   std::optional<double> latency_us, bandwidth_gbps, loss;
+  double latency_spread_us = 0;  // median - least of the direction latency_us came from
 };
 
 struct Analysis {

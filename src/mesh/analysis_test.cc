@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -155,6 +156,52 @@ TEST(MeshAnalysis, TwoHostsBlameThePairNotAHost) {
   for (auto& p : ps) p.failed = conn::Stage::kQpSetup;
   auto an = analyse(names(2), ps);
   EXPECT_EQ(ids(an), std::vector<std::string>{"mesh-unreachable-pair@h1-h2"});
+}
+
+// The probes of a mesh document captured in the lab (tests/fixtures/README.md).
+std::vector<Probe> captured(const std::string& name, std::vector<std::string>& hosts) {
+  std::ifstream f(std::string(RDMACHECK_FIXTURES "/mesh/") + name);
+  const auto doc = nlohmann::json::parse(f);
+  hosts = doc["hosts"].get<std::vector<std::string>>();
+  std::vector<Probe> ps;
+  for (const auto& p : doc["probes"]) ps.push_back(probe_from_json(p).value());
+  return ps;
+}
+
+TEST(MeshAnalysis, AHealthyMeshOnALoadedHostIsNotAnOutlier) {
+  // Every pair of the first round was slow (h1-h4 4.3 ms, h2-h3 3.3 ms
+  // against 1.9 ms), with pings spread as widely as that: load, not a path.
+  std::vector<std::string> hosts;
+  const auto ps = captured("lab-4hosts-healthy-loaded.json", hosts);
+  const auto an = analyse(hosts, ps);
+  EXPECT_EQ(ids(an), std::vector<std::string>{"mesh-healthy"});
+  EXPECT_EQ(exit_status(an.findings), 0);
+}
+
+TEST(MeshAnalysis, TheCapturedDelayIsStillNamed) {
+  // 20 ms of netem delay on h3: its least round trips exceed the fleet by
+  // 20 ms, ten times its pings' spread.
+  std::vector<std::string> hosts;
+  const auto ps = captured("lab-4hosts-delay-h3.json", hosts);
+  EXPECT_EQ(ids(analyse(hosts, ps)), std::vector<std::string>{"mesh-bad-host@h3"});
+}
+
+TEST(MeshAnalysis, ASteadyExcessBeyondThePingsSpreadIsAnOutlier) {
+  // The same figures as a busy host's, but steady: every ping of h1-h4 at
+  // 4.3 ms give or take 0.1 ms is the path.
+  auto ps = healthy(4);
+  for (auto& p : ps) {
+    p.rtt_median_us = p.rtt_us * 1.05;
+    if ((p.from == 0 && p.to == 3) || (p.from == 3 && p.to == 0)) {
+      p.rtt_us = 4300;
+      p.rtt_median_us = 4400;
+    }
+  }
+  EXPECT_EQ(ids(analyse(names(4), ps)), std::vector<std::string>{"mesh-bad-pair@h1-h4"});
+  for (auto& p : ps) {
+    if (p.rtt_us == 4300) p.rtt_median_us = 9000;  // spread 4.7 ms > excess 3.9 ms
+  }
+  EXPECT_EQ(ids(analyse(names(4), ps)), std::vector<std::string>{"mesh-healthy"});
 }
 
 TEST(MeshAnalysis, ReferenceIsMedianAndScaledMad) {

@@ -8,6 +8,9 @@
 #include <fstream>
 
 #include "base/version.h"
+#include "base/writable.h"
+#include "host/ticket.h"
+#include "mesh/html.h"
 #include "mesh/mpi_control.h"
 #include "mesh/run.h"
 
@@ -17,9 +20,52 @@ namespace {
 // its verbs objects, so SIGINT and SIGTERM keep their default action.
 const std::atomic<bool> g_stop{false};
 
+// Rank 0's verdict on the output paths, before any work: "" when FILE can
+// be written (or none was asked for), else one line saying why not. Only
+// rank 0 writes, so only its file system counts.
+std::string output_problem(const rdmacheck::mesh::MeshOptions& o, const std::string& html) {
+  for (const auto& [flag, file] : {std::pair{"--json-file", o.json_file}, {"--html", html}}) {
+    if (file.empty()) continue;
+    if (auto why = rdmacheck::writable_file_problem(file); !why.empty()) {
+      return std::string(flag) + ": " + why;
+    }
+  }
+  return {};
+}
+
+// Rank 0's outputs: the document (with the ticket header) to --json-file and
+// --html, the text or the document to stdout. False: a file was not written.
+bool publish(const rdmacheck::mesh::MeshReport& rep, const rdmacheck::mesh::MeshOptions& o,
+             const std::string& html, const rdmacheck::TicketRun& run) {
+  using namespace rdmacheck;
+  const auto doc = with_ticket(mesh::to_json(rep), read_ticket_header(FsRoot("/"), run));
+  bool ok = true;
+  if (!o.json_file.empty()) {
+    std::ofstream f(o.json_file);
+    f << doc.dump(2) << "\n";
+    if (!f) {
+      std::fprintf(stderr, "rdmacheck mesh: cannot write %s\n", o.json_file.c_str());
+      ok = false;
+    }
+  }
+  if (!html.empty()) {
+    if (auto s = mesh::write_html(html, doc); !s) {
+      std::fprintf(stderr, "rdmacheck mesh: --html: %s\n", s.error().message().c_str());
+      ok = false;
+    }
+  }
+  std::fputs(o.json ? (doc.dump(2) + "\n").c_str() : mesh::format_text(rep).c_str(), stdout);
+  std::fflush(stdout);
+  return ok;
+}
+
 int run(int argc, char** argv) {
   using namespace rdmacheck;
   mesh::MeshOptions o;
+  std::string html;
+  const TicketRun ticket{.rdma_core = loaded_rdma_core_version(),
+                         .command_line = quote_command_line(argc, argv),
+                         .now = std::chrono::system_clock::now()};
   int round_timeout_s = 60;
   CLI::App app{
       "rdmacheck mesh: every pair of hosts of a cluster over RDMA verbs, one MPI rank per host; "
@@ -47,6 +93,10 @@ int run(int argc, char** argv) {
   app.add_option("-d,--ib-dev", o.dev.device, "RDMA device on every host (default: by route)");
   app.add_flag("--json", o.json, "one JSON document (schemas/mesh.schema.json) on rank 0");
   app.add_option("--json-file", o.json_file, "also write the JSON document to FILE (rank 0)");
+  app.add_option("--html", html,
+                 "also write a self-contained HTML page to FILE (rank 0): heatmaps of latency "
+                 "and bandwidth, the findings, each round's time, the hosts' doctor")
+      ->type_name("FILE");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -61,16 +111,18 @@ int run(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
 
   mesh::MpiControl mpi(&argc, &argv);
+  // Rank 0 judges its own output paths and every rank hears the verdict, so
+  // a bad path stops the whole mesh before any server, doctor or probe.
+  const std::string problem = mpi.broadcast(mpi.rank() == 0 ? output_problem(o, html) : "");
+  if (!problem.empty()) {
+    if (mpi.rank() == 0) {
+      std::fprintf(stderr, "rdmacheck: error: %s (see 'rdmacheck mesh --help')\n", problem.c_str());
+    }
+    return 2;
+  }
   auto rep = mesh::run_mesh(o, mpi, g_stop);
   if (!rep) return 0;  // only rank 0 reports
-  const auto doc = mesh::to_json(*rep);
-  if (!o.json_file.empty()) {
-    std::ofstream f(o.json_file);
-    f << doc.dump(2) << "\n";
-    if (!f) std::fprintf(stderr, "rdmacheck mesh: cannot write %s\n", o.json_file.c_str());
-  }
-  std::fputs(o.json ? (doc.dump(2) + "\n").c_str() : mesh::format_text(*rep).c_str(), stdout);
-  std::fflush(stdout);
+  if (!publish(*rep, o, html, ticket)) return 2;
   return mesh::exit_status(*rep);
 }
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "host/ticket.h"
 #include "testing/schema_check.h"
 #include "testing/schema_refs.h"
 
@@ -39,18 +40,27 @@ MeshReport three_hosts(bool firewalled) {
   return r;
 }
 
+// The document as rdmacheck-mesh prints it: with a ticket header.
+nlohmann::json printed(const MeshReport& r) {
+  return with_ticket(to_json(r), TicketHeader{.version = "0.1.0",
+                                              .kernel = "6.1.0-28-amd64",
+                                              .rdma_core = "44.0",
+                                              .timestamp = "2026-12-01T14:00:00Z",
+                                              .command_line = "rdmacheck mesh --json"});
+}
+
 TEST(MeshReport, JsonHoldsToTheSchema) {
   auto schema = load_schema(RDMACHECK_SCHEMAS, "mesh.schema.json");
   ASSERT_TRUE(schema) << schema.error().message();
   for (bool fw : {false, true}) {
-    const auto doc = to_json(three_hosts(fw));
+    const auto doc = printed(three_hosts(fw));
     EXPECT_EQ(perf::schema_violations(*schema, doc), std::vector<std::string>{});
     EXPECT_EQ(doc["schema_version"], 1);
     EXPECT_EQ(doc["matrices"]["latency_us"][0][1], 301.0);
     EXPECT_TRUE(doc["matrices"]["latency_us"][1][1].is_null());
     EXPECT_EQ(doc["exit_status"], fw ? 2 : 0);
   }
-  auto bad = to_json(three_hosts(false));
+  auto bad = printed(three_hosts(false));
   bad["schema_version"] = 2;
   EXPECT_FALSE(perf::schema_violations(*schema, bad).empty());
 }

@@ -84,6 +84,9 @@ std::optional<MeshReport> run_mesh(const MeshOptions& o, Control& c,
                          j.at("error").get<std::string>()});
   }
   const auto doctor = my_doctor();
+  // The rounds start together, once every host's doctor is done: a host
+  // still spawning its checks answers pings late, which read as its latency.
+  c.barrier();
 
   const auto round_budget = std::chrono::duration_cast<milliseconds>(o.round_timeout);
   // Pings and each direction's bandwidth share the round (a fifth for the

@@ -1,16 +1,5 @@
-// Renders the rdmacheck check report embedded in #report-data.
-(function () {
-  const doc = JSON.parse(document.getElementById('report-data').textContent);
-  const $ = (tag, attrs, ...kids) => {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-    for (const k of kids) e.append(k instanceof Node ? k : String(k));
-    return e;
-  };
-  const main = document.getElementById('main');
-  const section = (title) => { const s = $('section', {}, $('h2', {}, title)); main.append(s); return s; };
-  const table = (head, rows) => $('table', {}, $('tr', {}, ...head.map((h) => $('th', {}, h))),
-      ...rows.map((r) => $('tr', {}, ...r.map((c) => $('td', {}, c ?? '')))));
+// Renders the rdmacheck check report embedded in #report-data (check/html.cc runs it
+// inside a function that holds doc, $, main, section and table).
 
   document.getElementById('title').textContent =
       `rdmacheck check ${doc.host} (port ${doc.port})`;
@@ -116,4 +105,3 @@
   }
   if (!any) cnt.append($('p', {}, 'No counter moved.'));
   document.body.dataset.charts = String(charts);
-})();
