@@ -156,7 +156,10 @@ TEST_F(ServerTest, SurvivesGarbageOversizeSilenceAndVanishingClients) {
     Fd c = connect();  // says nothing and leaves
   }
   Fd silent = connect();  // says nothing and stays
-  EXPECT_NE(ask_with_bad_version().find("same rdmacheck version"), std::string::npos);
+  // Another address: four handshakes from one address are its limit, and the
+  // bad clients' may still be open when the server is asked.
+  EXPECT_NE(ask_with_bad_version("127.0.0.2").find("same rdmacheck version"), std::string::npos)
+      << log_text();
   EXPECT_TRUE(await_log("no valid handshake")) << log_text();
 }
 
