@@ -17,6 +17,7 @@
 
 #include "base/version.h"
 #include "conn/device_choice.h"
+#include "conn/exposure.h"
 #include "doctor/memlock.h"
 #include "sysfs/fs_root.h"
 
@@ -30,6 +31,32 @@ constexpr int kCqDepth = 4096;
 // Each half: the test's largest message, and UD's 40-byte GRH in front of it.
 size_t half_bytes(const EndpointOptions& o) {
   return std::max<size_t>(o.buffer_size + (o.transport == proto::Transport::kUd ? 40 : 0), 64);
+}
+
+size_t page_size() { return static_cast<size_t>(::sysconf(_SC_PAGESIZE)); }
+
+template <typename T>
+T random_value(T fallback) {
+  T v{};
+  return getrandom(&v, sizeof v, 0) == sizeof v ? v : fallback;
+}
+
+// The receive slots' MR. With remote access it goes to a random IOVA where
+// the device takes one (exposure.h); where ibv_reg_mr_iova is refused, the
+// region is registered at its virtual address and ep.iova_note says why.
+Result<verbs::MrPtr> reg_recv_region(Endpoint& ep, size_t len, int remote_access) {
+  const int access = IBV_ACCESS_LOCAL_WRITE | remote_access;
+  ep.recv_access = remote_access;
+  ep.recv_iova = reinterpret_cast<uintptr_t>(ep.recv_buf());
+  if (!exposes_region(remote_access)) return verbs::reg_mr(ep.pd.get(), ep.recv_buf(), len, access);
+  const uint64_t iova = iova_from_random(random_value<uint64_t>(::getpid()), page_size());
+  auto mr = verbs::reg_mr_iova(ep.pd.get(), ep.recv_buf(), len, iova, access);
+  if (mr) {
+    ep.recv_iova = iova;
+    return mr;
+  }
+  ep.iova_note = "receive region at its virtual address: " + mr.error().message();
+  return verbs::reg_mr(ep.pd.get(), ep.recv_buf(), len, access);
 }
 
 template <typename F>
@@ -214,14 +241,11 @@ std::optional<ibv_gid> parse_gid(const std::string& text) {
 }
 
 size_t registered_bytes(const EndpointOptions& o) {
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  return ((1 + std::max<uint32_t>(o.recv_slots, 1)) * half_bytes(o) + page - 1) / page * page;
+  return buffer_layout(half_bytes(o), o.recv_slots, page_size()).total;
 }
 
 uint32_t random_psn() {
-  uint32_t v = 0;
-  if (getrandom(&v, sizeof v, 0) != sizeof v) v = static_cast<uint32_t>(::getpid()) * 2654435761u;
-  return v & 0xffffff;
+  return random_value<uint32_t>(static_cast<uint32_t>(::getpid()) * 2654435761u) & 0xffffff;
 }
 
 // Port and GID on ep.verbs (device already chosen).
@@ -261,15 +285,19 @@ Status create_resources(Endpoint& ep, const EndpointOptions& o, rdma_cm_id* cm_i
 
   const bool ud = o.transport == proto::Transport::kUd;
   ep.half = half_bytes(o);
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   ep.recv_slots = std::max<uint32_t>(o.recv_slots, 1);
-  const size_t total = registered_bytes(o);
-  ep.buffer.reset(static_cast<char*>(std::aligned_alloc(page, total)));
-  if (!ep.buffer) return code_error("aligned_alloc", ENOMEM, fmt::format("{} bytes", total));
-  std::memset(ep.buffer.get(), 0, total);
-  auto mr = verbs::reg_mr(ep.pd.get(), ep.buffer.get(), total, IBV_ACCESS_LOCAL_WRITE | o.access);
-  if (!mr) return mr.error();
-  ep.mr = std::move(*mr);
+  const BufferLayout layout = buffer_layout(ep.half, ep.recv_slots, page_size());
+  ep.recv_offset = layout.recv_offset;
+  ep.buffer.reset(static_cast<char*>(std::aligned_alloc(page_size(), layout.total)));
+  if (!ep.buffer) return code_error("aligned_alloc", ENOMEM, fmt::format("{} bytes", layout.total));
+  std::memset(ep.buffer.get(), 0, layout.total);
+  // Reads and atomics land in the send half: local write, nothing remote.
+  auto smr = verbs::reg_mr(ep.pd.get(), ep.send_buf(), layout.send_bytes, IBV_ACCESS_LOCAL_WRITE);
+  if (!smr) return smr.error();
+  ep.send_mr = std::move(*smr);
+  auto rmr = reg_recv_region(ep, layout.recv_bytes, o.access);
+  if (!rmr) return rmr.error();
+  ep.recv_mr = std::move(*rmr);
 
   ibv_qp_init_attr init{};
   init.send_cq = ep.cq.get();
@@ -281,7 +309,9 @@ Status create_resources(Endpoint& ep, const EndpointOptions& o, rdma_cm_id* cm_i
   init.cap.max_recv_sge = 1;
   init.cap.max_inline_data = o.inline_size;
   ep.psn = random_psn();
-  ep.qkey = 0x11111111;
+  // UD: a Q_Key of this session's own, told only to its peer in the
+  // handshake, so that no one else who learns the QPN can make us echo.
+  ep.qkey = qkey_from_random(random_value<uint32_t>(ep.psn));
   if (cm_id != nullptr) {
     if (rdma_create_qp(cm_id, ep.pd.get(), &init) != 0) {
       return errno_error("rdma_create_qp", ep.device);
@@ -392,11 +422,9 @@ proto::QpInfo local_qp_info(const Endpoint& ep) {
   q.psn = ep.psn;
   q.gid = gid_text(ep.gid);
   q.lid = ep.port_attr.lid;
-  q.addr = reinterpret_cast<uintptr_t>(ep.recv_buf());
-  q.rkey = ep.mr->rkey;
-  q.qkey = ep.qkey;
+  q.qkey = ep.qp->qp_type == IBV_QPT_UD ? ep.qkey : 0;
   q.rd_atom = device_rd_atom(ep.verbs).first;
-  return q;
+  return advertise(q, ep.recv_access, ep.recv_iova, ep.recv_mr->rkey);
 }
 
 int path_mtu_limit(int peer_mtu, int asked) {
@@ -482,7 +510,8 @@ Status connect_qp(Endpoint& ep, const proto::QpInfo& peer, int peer_mtu, const v
 
 Status post_recv(Endpoint& ep, uint64_t wr_id, uint32_t len, uint32_t slot) {
   if (slot >= ep.recv_slots) return plain_error("post_recv", "no such receive slot");
-  ibv_sge sge{reinterpret_cast<uintptr_t>(ep.recv_buf(slot)), len, ep.mr->lkey};
+  // Addressed as the device knows the region: from its IOVA.
+  ibv_sge sge{ep.recv_iova + ep.half * slot, len, ep.recv_mr->lkey};
   ibv_recv_wr wr{};
   wr.wr_id = wr_id;
   wr.sg_list = &sge;
@@ -505,7 +534,7 @@ Status post_receives(Endpoint& ep, uint32_t depth) {
 
 Status post_send(Endpoint& ep, uint64_t wr_id, uint32_t len, bool write_imm,
                  const proto::QpInfo& peer) {
-  ibv_sge sge{reinterpret_cast<uintptr_t>(ep.send_buf()), len, ep.mr->lkey};
+  ibv_sge sge{reinterpret_cast<uintptr_t>(ep.send_buf()), len, ep.send_mr->lkey};
   ibv_send_wr wr{};
   wr.wr_id = wr_id;
   wr.sg_list = &sge;

@@ -52,8 +52,13 @@ struct Endpoint {
   verbs::PdPtr pd;
   verbs::CompChannelPtr channel;
   verbs::CqPtr cq;
-  std::unique_ptr<char, AlignedFree> buffer;  // [send half | receive half x recv_slots]
-  verbs::MrPtr mr;
+  // [send half | receive half x recv_slots], each region on its own pages (exposure.h)
+  std::unique_ptr<char, AlignedFree> buffer;
+  // One MR per region: the send half for this side's own access only, the
+  // receive slots (what a peer may be told of) with the test's remote access,
+  // at a random IOVA where the device takes one.
+  verbs::MrPtr send_mr;
+  verbs::MrPtr recv_mr;
   verbs::QpPtr qp;
   verbs::AhPtr ah;  // UD: the address of the peer
 
@@ -67,6 +72,10 @@ struct Endpoint {
   ibv_port_attr port_attr{};
   size_t half = 0;            // size of each buffer half
   uint32_t recv_slots = 1;    // receive halves, side by side
+  size_t recv_offset = 0;     // where the receive slots start in buffer (page-aligned)
+  uint64_t recv_iova = 0;     // their address as the device, and a peer, names it
+  int recv_access = 0;        // the remote access they were registered with
+  std::string iova_note;      // why the receive region is at its virtual address ("" = it is not)
   uint8_t traffic_class = 0;  // asked for (EndpointOptions); the QP's own after RTR
   uint8_t sl = 0;
   int path_mtu = 0;  // bytes, as the QP reports it after RTR (RC, UC); 0 before or for UD
@@ -80,7 +89,9 @@ struct Endpoint {
   unsigned unacked_events = 0;
 
   [[nodiscard]] char* send_buf() const { return buffer.get(); }
-  [[nodiscard]] char* recv_buf(uint32_t slot = 0) const { return buffer.get() + half * (1 + slot); }
+  [[nodiscard]] char* recv_buf(uint32_t slot = 0) const {
+    return buffer.get() + recv_offset + half * slot;
+  }
   [[nodiscard]] std::string context() const;  // "rxe0 port 1 qpn 0x11"
 
   Endpoint() = default;
@@ -91,8 +102,8 @@ struct Endpoint {
   ~Endpoint();
 };
 
-// Bytes create_resources pins for a session with these options: the buffer,
-// both halves.
+// Bytes create_resources pins for a session with these options: the send half
+// and the receive slots, each page-rounded.
 size_t registered_bytes(const EndpointOptions& o);
 
 // Opens the device, picks port and GID, creates PD/CQ/QP and the buffer, and

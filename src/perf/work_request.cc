@@ -10,7 +10,7 @@ void build_wr(Op op, const conn::Endpoint& ep, const proto::QpInfo& peer, uint32
   const bool lands_here = op == Op::kRead || is_atomic(op);
   w.sge.addr = reinterpret_cast<uintptr_t>(ep.send_buf());
   w.sge.length = size;
-  w.sge.lkey = ep.mr->lkey;
+  w.sge.lkey = ep.send_mr->lkey;
   w.wr.sg_list = &w.sge;
   w.wr.num_sge = 1;
   if (!lands_here && size <= inline_size) w.wr.send_flags |= IBV_SEND_INLINE;

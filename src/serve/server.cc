@@ -78,7 +78,8 @@ struct SessionOutcome {
   std::string outcome = "ok";
   uint64_t received = 0;
   uint64_t replied = 0;
-  bool ok = false;  // a doctor report or TCP echo served (a test's is its outcome "ok")
+  bool ok = false;   // a doctor report or TCP echo served (a test's is its outcome "ok")
+  std::string note;  // what the session exposed beyond the usual (conn::Endpoint::iova_note)
 };
 
 // Why the hello's QP is not one this server may connect to, or nullopt. A
@@ -331,6 +332,7 @@ void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
   }
   Result<conn::Endpoint>& ep = *setup;
   if (ep) {
+    out.note = ep->iova_note;
     conn::SessionTraffic traffic(pool);
     const conn::ResponderOutcome r = perf_test
                                          ? perf::respond_perf(*ep, hello, sock, end, traffic, bye)
@@ -362,10 +364,11 @@ SessionEnd session(int id, const Fd& sock, const std::string& peer, const Server
   const Deadline end = start + o.session_timeout;
   std::string with_key;  // which of the keys the client proved: for rolling them
   auto end_line = [&](const SessionOutcome& out) {
-    return SessionEnd{fmt::format("session {} {} end: {} ({} received, {} replied, {:.0f} ms){}",
-                                  id, peer, out.outcome, out.received, out.replied,
-                                  Millis(Clock::now() - start).count(), with_key),
-                      out.ok || out.outcome == "ok"};
+    return SessionEnd{
+        fmt::format("session {} {} end: {} ({} received, {} replied, {:.0f} ms){}{}", id, peer,
+                    out.outcome, out.received, out.replied, Millis(Clock::now() - start).count(),
+                    with_key, out.note.empty() ? "" : "; " + out.note),
+        out.ok || out.outcome == "ok"};
   };
   SessionOutcome out;
   // Nothing of the client's is read, and no verbs object made, before it has

@@ -58,6 +58,17 @@ Result<MrPtr> reg_mr(ibv_pd* pd, void* addr, size_t len, int access) {
   return MrPtr(mr);
 }
 
+Result<MrPtr> reg_mr_iova(ibv_pd* pd, void* addr, size_t len, uint64_t iova, int access) {
+  errno = 0;
+  ibv_mr* mr = ibv_reg_mr_iova(pd, addr, len, iova, access);
+  if (mr == nullptr) {
+    return errno_error("ibv_reg_mr_iova",
+                       fmt::format("{} {} bytes at IOVA {:#x}",
+                                   ibv_get_device_name(pd->context->device), len, iova));
+  }
+  return MrPtr(mr);
+}
+
 Result<CompChannelPtr> create_comp_channel(ibv_context* ctx) {
   errno = 0;
   ibv_comp_channel* ch = ibv_create_comp_channel(ctx);

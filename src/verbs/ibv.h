@@ -62,6 +62,8 @@ class DeviceList {
 Result<ContextPtr> open_device(ibv_device* dev);
 Result<PdPtr> alloc_pd(ibv_context* ctx);
 Result<MrPtr> reg_mr(ibv_pd* pd, void* addr, size_t len, int access);
+// The same, addressed through its lkey and rkey from IOVA instead of ADDR.
+Result<MrPtr> reg_mr_iova(ibv_pd* pd, void* addr, size_t len, uint64_t iova, int access);
 Result<CompChannelPtr> create_comp_channel(ibv_context* ctx);
 Result<CqPtr> create_cq(ibv_context* ctx, int cqe, ibv_comp_channel* channel);
 Result<QpPtr> create_qp(ibv_pd* pd, ibv_qp_init_attr& attr);

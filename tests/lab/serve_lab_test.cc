@@ -1,6 +1,7 @@
 // The connection layer's other transports and its failure modes, on the real
 // stack: UD and RDMA-write ping-pongs, an unreachable peer, the memlock
-// limit, and a server that outlives killed, garbage and oversize clients.
+// limit. (The server outliving killed, garbage and oversize clients is in
+// abuse_lab_test.cc, in the same boot as the rest of the abuse.)
 #include <gtest/gtest.h>
 
 #include "lab/lab_harness.h"
@@ -10,7 +11,8 @@ namespace {
 
 TEST(PingLab, UdAndWriteArePingPongsToo) {
   const auto r = run_lab({"--run", "h2:rdmacheck ping h1 --ud -n 3 --json", "--run",
-                          "h2:rdmacheck ping h1 --write -n 3 --json"});
+                          "h2:rdmacheck ping h1 --write -n 3 --json", "--run",
+                          "h2:cat /run/lab/h1/serve.log"});
   ASSERT_EQ(r.exit, 0) << r.console;
   const auto& ud = run_output(r, "h2", 0);
   ASSERT_TRUE(ud.is_object()) << r.console;
@@ -24,6 +26,14 @@ TEST(PingLab, UdAndWriteArePingPongsToo) {
   EXPECT_EQ(wr["summary"]["received"], 3);
   EXPECT_EQ(wr["ladder"].back()["size"], 8192);
   EXPECT_EQ(wr["ladder"].back()["ok"], true);
+  // The write echoes landed through MRs registered at a random IOVA (a device
+  // that ignored it would have failed them): rxe took ibv_reg_mr_iova, so the
+  // server noted no fallback to the virtual address. The UD ping's Q_Keys,
+  // random on both sides, went through the handshake.
+  const std::string log = run_output(r, "h2", 2).get<std::string>();
+  EXPECT_NE(log.find("start: ping rc/write"), std::string::npos) << log;
+  EXPECT_NE(log.find("start: ping ud/send"), std::string::npos) << log;
+  EXPECT_EQ(log.find("at its virtual address"), std::string::npos) << log;
 }
 
 TEST(PingLab, UnreachableAddressIsNamedInBoundedTime) {
@@ -43,33 +53,6 @@ TEST(PingLab, MemlockLimitIsNamed) {
   const auto& p = run_output(r, "h2");
   EXPECT_EQ(p["failed_stage"], "local setup") << p.dump(2);
   EXPECT_EQ(finding_ids(p["findings"]), std::vector<std::string>{"memlock-too-low"});
-}
-
-TEST(ServeLab, OutlivesKilledGarbageAndOversizeClients) {
-  const auto r = run_lab({
-      "--run",
-      "h2:rdmacheck ping h1 -n 100 --interval 0.1 >/dev/null & sleep 4; kill -9 $!; wait; true",
-      "--run",
-      "h2:exec 3<>/dev/tcp/h1/4792; printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3; sleep 1",
-      "--run",
-      "h2:exec 3<>/dev/tcp/h1/4792; printf '\\x7f\\xff\\xff\\xff' >&3; sleep 1",
-      "--run",
-      "h2:rdmacheck ping h1 -n 2 --json",
-      "--run",
-      "h2:sleep 1; cat /run/lab/h1/serve.log",
-  });
-  ASSERT_EQ(r.exit, 0) << r.console;
-  const auto& p = run_output(r, "h2", 3);
-  ASSERT_TRUE(p.is_object()) << r.console;
-  EXPECT_EQ(p["ok"], true);
-  EXPECT_EQ(p["summary"]["received"], 2);
-  const std::string log = run_output(r, "h2", 4).get<std::string>();
-  EXPECT_NE(log.find("session 1 "), std::string::npos) << log;
-  EXPECT_NE(log.find("client went away"), std::string::npos) << log;
-  EXPECT_NE(log.find("frame length 1195725856 outside"), std::string::npos) << log;  // "GET "
-  EXPECT_NE(log.find("frame length 2147483647 outside"), std::string::npos) << log;
-  EXPECT_NE(log.find("session 4 198.18.0.2"), std::string::npos) << log;
-  EXPECT_NE(log.find(": ok ("), std::string::npos) << log;
 }
 
 }  // namespace
