@@ -110,6 +110,23 @@ void check_pixels(const std::string& name, const Chart& c, const Image& shot,
   }
 }
 
+// The chart called name, its x axis naming `sizes` in bytes (when given) and
+// its series drawn; nullopt (and a problem) when the page has no such chart.
+std::optional<Chart> drawn(const std::string& dom, const std::string& name,
+                           const std::set<uint64_t>* sizes, const Image& shot,
+                           std::vector<std::string>& problems) {
+  auto c = chart(dom, name);
+  if (!c) {
+    problems.push_back("no " + name + " chart");
+    return c;
+  }
+  if (sizes && c->x_ticks != size_labels(*sizes)) {
+    problems.push_back(name + " chart's x axis: " + fmt::format("{}", fmt::join(c->x_ticks, "|")));
+  }
+  check_pixels(name, *c, shot, problems);
+  return c;
+}
+
 void expect_rows(const std::string& dom, const std::string& table, const std::string& cls,
                  size_t want, std::vector<std::string>& problems) {
   const std::string t = element(dom, table, "</table>");
@@ -196,27 +213,16 @@ std::vector<std::string> check_page_problems(const json& doc, const Page& page) 
   }
   std::map<std::string, std::string> op_colour;
   if (!bw_ops.empty()) {
-    const auto c = chart(dom, "bandwidth");
-    if (!c) {
-      problems.push_back("no bandwidth chart");
-    } else {
-      if (c->x_ticks != size_labels(bw_sizes)) {
-        problems.push_back("bandwidth chart's x axis: " +
-                           fmt::format("{}", fmt::join(c->x_ticks, "|")));
-      }
+    if (const auto c = drawn(dom, "bandwidth", &bw_sizes, *shot, problems)) {
       for (const auto& op : bw_ops) {
         if (!c->series.count(op)) problems.push_back("bandwidth chart has no " + op + " series");
         op_colour[op] = c->series.count(op) ? c->series.at(op) : "";
       }
       if (link > 0 && !c->series.count("link")) problems.push_back("no link-rate line");
-      check_pixels("bandwidth", *c, *shot, problems);
     }
   }
   if (!lat_ops.empty()) {
-    const auto c = chart(dom, "latency");
-    if (!c) {
-      problems.push_back("no latency chart");
-    } else {
+    if (const auto c = drawn(dom, "latency", nullptr, *shot, problems)) {
       for (const auto& op : lat_ops) {
         if (!c->series.count(op)) {
           problems.push_back("latency chart has no " + op + " series");
@@ -224,21 +230,9 @@ std::vector<std::string> check_page_problems(const json& doc, const Page& page) 
           problems.push_back(op + " has another colour in the latency chart");
         }
       }
-      check_pixels("latency", *c, *shot, problems);
     }
   }
-  if (!rungs.empty()) {
-    const auto c = chart(dom, "ladder");
-    if (!c) {
-      problems.push_back("no ladder chart");
-    } else {
-      if (c->x_ticks != size_labels(rungs)) {
-        problems.push_back("ladder chart's x axis: " +
-                           fmt::format("{}", fmt::join(c->x_ticks, "|")));
-      }
-      check_pixels("ladder", *c, *shot, problems);
-    }
-  }
+  if (!rungs.empty()) drawn(dom, "ladder", &rungs, *shot, problems);
   return problems;
 }
 
