@@ -95,7 +95,8 @@ void declare(CLI::App& app, PerfOpts& o, bool bw) {
     app.add_flag("--report-gbits,--report_gbits", o.report_gbits,
                  "accepted for perftest compatibility: Gb/s and MiB/s are always both printed");
   } else {
-    app.add_flag("-H,--histogram", o.p.spec.histogram, "print a log2 histogram of the latencies");
+    app.add_flag("-H,--histogram", o.p.spec.histogram,
+                 "print a histogram of the latencies (ten buckets a decade)");
   }
   app.add_option("-I,--inline-size", o.p.spec.inline_size, "post messages up to N bytes inline")
       ->check(CLI::Range(0u, 1024u))

@@ -12,6 +12,24 @@ double nearest_rank(const std::vector<double>& sorted, double q) {
   return sorted[std::clamp<size_t>(rank, 1, n) - 1];
 }
 
+// Ten buckets a decade on round numbers, so that bars read as "20-25 us" and
+// the runs of one report share their bucket edges.
+constexpr double kDecade[] = {1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8};
+
+// The lower edge of bucket i: bucket 0 starts at 1 us, bucket 10 at 10 us.
+double bucket_lo(int i) {
+  const int decade = i >= 0 ? i / 10 : -((-i + 9) / 10);
+  return kDecade[i - decade * 10] * std::pow(10.0, decade);
+}
+
+// The bucket holding x (> 0), decided by the same edges bucket_lo gives.
+int bucket_of(double x) {
+  int i = 10 * static_cast<int>(std::floor(std::log10(x)));
+  while (bucket_lo(i) > x) --i;
+  while (bucket_lo(i + 1) <= x) ++i;
+  return i;
+}
+
 }  // namespace
 
 LatStats lat_stats(std::vector<double> v) {
@@ -38,21 +56,10 @@ std::vector<Bucket> histogram(const std::vector<double>& samples) {
   std::vector<Bucket> out;
   if (samples.empty()) return out;
   const auto [mn, mx] = std::minmax_element(samples.begin(), samples.end());
-  // Buckets start at a power of two (fractions of a microsecond allowed).
-  double lo = std::exp2(std::floor(std::log2(std::max(*mn, 1e-3))));
-  while (lo <= *mx) {
-    out.push_back(Bucket{lo, lo * 2, 0});
-    lo *= 2;
-  }
-  for (double x : samples) {
-    for (auto& b : out) {
-      if (x >= b.lo_us && x < b.hi_us) {
-        ++b.count;
-        break;
-      }
-    }
-  }
-  while (!out.empty() && out.back().count == 0) out.pop_back();
+  const int first = bucket_of(std::max(*mn, 1e-3));
+  const int last = bucket_of(std::max(*mx, 1e-3));
+  for (int i = first; i <= last; ++i) out.push_back(Bucket{bucket_lo(i), bucket_lo(i + 1), 0});
+  for (double x : samples) ++out[static_cast<size_t>(bucket_of(std::max(x, 1e-3)) - first)].count;
   return out;
 }
 

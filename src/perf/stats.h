@@ -20,8 +20,9 @@ struct Bucket {
   double hi_us = 0;
   uint64_t count = 0;
 };
-// Log2 buckets from the smallest sample's power of two up; empty buckets at
-// either end are dropped, inner empty ones kept.
+// Log-linear buckets, ten a decade on round edges (1, 1.2, 1.5, 2, 2.5, 3,
+// 4, 5, 6, 8 times a power of ten), from the smallest sample's bucket to the
+// largest's; empty ones in between are kept.
 std::vector<Bucket> histogram(const std::vector<double>& samples_us);
 
 // 1 Gb/s = 1e9 bit/s; 1 MiB/s = 2^20 byte/s; 1 Mpps = 1e6 messages/s.

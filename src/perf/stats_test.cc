@@ -32,15 +32,31 @@ TEST(LatStats, OneOutlierShowsInTheTailOnly) {
 
 TEST(LatStats, EmptyIsZero) { EXPECT_EQ(lat_stats({}).n, 0u); }
 
-TEST(Histogram, Log2BucketsCoverEverySample) {
-  const auto h = histogram({1.5, 1.7, 3.0, 3.9, 17.0});
-  ASSERT_EQ(h.size(), 5u);  // [1,2) [2,4) [4,8) [8,16) [16,32)
-  EXPECT_DOUBLE_EQ(h[0].lo_us, 1);
+TEST(Histogram, TenRoundBucketsADecadeCoverEverySample) {
+  const auto h = histogram({21.0, 24.9, 25.0, 47.0, 130.0});
+  // [20,25) [25,30) [30,40) [40,50) [50,60) [60,80) [80,100) [100,120) [120,150)
+  ASSERT_EQ(h.size(), 9u);
+  EXPECT_DOUBLE_EQ(h[0].lo_us, 20);
+  EXPECT_DOUBLE_EQ(h[0].hi_us, 25);
   EXPECT_EQ(h[0].count, 2u);
-  EXPECT_EQ(h[1].count, 2u);
-  EXPECT_EQ(h[2].count, 0u);
-  EXPECT_EQ(h[4].count, 1u);
-  EXPECT_DOUBLE_EQ(h[4].hi_us, 32);
+  EXPECT_EQ(h[1].count, 1u);  // 25 itself opens the next bucket
+  EXPECT_EQ(h[2].count, 0u);  // inner empty buckets stay
+  EXPECT_EQ(h[3].count, 1u);
+  EXPECT_DOUBLE_EQ(h[6].lo_us, 80);
+  EXPECT_DOUBLE_EQ(h[6].hi_us, 100);
+  EXPECT_DOUBLE_EQ(h[8].lo_us, 120);
+  EXPECT_DOUBLE_EQ(h[8].hi_us, 150);
+  EXPECT_EQ(h[8].count, 1u);
+}
+
+TEST(Histogram, BelowAMicrosecondTheEdgesRepeatTenTimesSmaller) {
+  const auto h = histogram({0.95, 1.0});
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_DOUBLE_EQ(h[0].lo_us, 0.8);
+  EXPECT_DOUBLE_EQ(h[0].hi_us, 1);
+  EXPECT_EQ(h[0].count, 1u);
+  EXPECT_EQ(h[1].count, 1u);
+  EXPECT_TRUE(histogram({}).empty());
 }
 
 TEST(Rates, UnitsAreDecimalBitsAndBinaryBytes) {
