@@ -94,7 +94,8 @@ TEST(MultiNic, ADuplicateSubnetWithSysctlsAndRulesIsOnlyInfo) {
   auto wrong = routing;
   wrong[1]["out"] = R"([{"dst":"198.18.0.0/24","dev":"eth0","table":"102"}])";
   s.write("/capture/routing.json", wrong.dump());
-  const Finding* w = find(check_multi_nic(Fixture(s.name()).m()), "duplicate-subnet");
+  const auto rewired = check_multi_nic(Fixture(s.name()).m());  // w points into it
+  const Finding* w = find(rewired, "duplicate-subnet");
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->severity, Severity::kWarn);
   EXPECT_NE(w->fix.find("ip route add 198.18.0.0/24 dev eth1 src 198.18.0.11 table 102"),
