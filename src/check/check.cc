@@ -399,9 +399,19 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
     return std::any_of(p.probes.begin(), p.probes.end(),
                        [](const conn::ProbeTally& t) { return t.lost() > 0 || t.slow > 0; });
   });
+  // The round trip the pings measured: a latency test is round trips one at a
+  // time, and on a long path (200 ms) its 200 would outlast the test's time.
+  double path_rtt_us = 0;
+  for (const auto& p : r.pings) {
+    if (p.stats.received > 0) path_rtt_us = std::max(path_rtt_us, p.stats.median);
+  }
   for (auto spec : perf_plan(o)) {
     if (lossy && spec.kind == perf::Kind::kLat) {
       spec.iterations = std::min<uint64_t>(spec.iterations, 50);
+    }
+    if (spec.kind == perf::Kind::kLat && path_rtt_us > 0) {  // about 10 s a size, at least 20
+      const auto fit = static_cast<uint64_t>(10e6 / path_rtt_us);
+      spec.iterations = std::min<uint64_t>(spec.iterations, std::max<uint64_t>(fit, 20));
     }
     if (expired(fmt::format("{} {}", name_of(spec.op), name_of(spec.kind)))) break;
     perf::PerfOptions po;
