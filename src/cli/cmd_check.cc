@@ -47,9 +47,10 @@ Runner attach_check(CLI::App& app) {
     c.timeout = std::chrono::seconds(o->timeout_s);
     c.priority_given = app.count("--tclass") + app.count("--sl") > 0;
     const auto r = check::run_check(c, stop_requested());
-    const bool printed = print(r, o->out);
+    const TicketHeader ticket = ticket_header(o->out, devices_of(r));
+    const bool printed = print(r, o->out, ticket);
     if (!o->html.empty()) {
-      if (auto s = check::write_html(o->html, document(r, o->out)); !s) {
+      if (auto s = check::write_html(o->html, document(r, ticket)); !s) {
         std::fprintf(stderr, "rdmacheck: error: --html: %s\n", s.error().message().c_str());
         return 2;
       }

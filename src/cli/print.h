@@ -63,26 +63,32 @@ std::vector<std::string> devices_of(const Report& r) {
 }
 
 // A report's JSON document as every command prints it: to_json(R) with the
-// schema_version and the ticket header beside its own keys.
+// schema_version and the ticket header T beside its own keys.
 template <class Report>
-nlohmann::json document(const Report& r, const OutputFlags& out) {
-  return with_ticket(to_json(r), ticket_header(out, devices_of(r)));
+nlohmann::json document(const Report& r, const TicketHeader& t) {
+  return with_ticket(to_json(r), t);
 }
 
 // False when --json-file could not be written (the command then exits 2).
+// One ticket T for every form of the report (stdout, --json-file, --html):
+// one run says one time everywhere.
 template <class Report>
-[[nodiscard]] bool print(const Report& r, const OutputFlags& out) {
-  const nlohmann::json doc = document(r, out);
+[[nodiscard]] bool print(const Report& r, const OutputFlags& out, const TicketHeader& t) {
+  const nlohmann::json doc = document(r, t);
   const bool file_ok = out.json_file.empty() || write_json_file(doc, out);
   if (out.json) {
     std::fputs((doc.dump(2) + "\n").c_str(), stdout);
   } else {
-    const std::string header =
-        out.text_header ? format_text(ticket_header(out, devices_of(r))) : std::string();
+    const std::string header = out.text_header ? format_text(t) : std::string();
     std::fputs((header + format_text(r, text_style(out))).c_str(), stdout);
   }
   std::fflush(stdout);
   return file_ok;
+}
+
+template <class Report>
+[[nodiscard]] bool print(const Report& r, const OutputFlags& out) {
+  return print(r, out, ticket_header(out, devices_of(r)));
 }
 
 }  // namespace rdmacheck::cli
