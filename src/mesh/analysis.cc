@@ -284,6 +284,18 @@ Analysis analyse(const std::vector<std::string>& hosts, const std::vector<Probe>
       an.findings.push_back(std::move(f));
     }
   }
+  if (n < 2) {
+    // Nothing was measured: one rank is no mesh, and a healthy verdict
+    // would claim pairs that never ran.
+    Finding f =
+        make_finding("mesh-too-few-hosts", Severity::kFail, Layer::kConnection,
+                     fmt::format("{} host{} in the mesh: no pair to test", n, n == 1 ? "" : "s"));
+    f.evidence.push_back(fmt::format("the ranks ran on: {}", n == 0 ? "none" : hosts[0]));
+    f.fix =
+        "start one rank per host on two hosts or more: mpirun -np N --map-by ppr:1:node "
+        "--hostfile HOSTS rdmacheck mesh (or srun -N N --ntasks-per-node=1 rdmacheck mesh)";
+    an.findings.push_back(std::move(f));
+  }
   if (an.findings.empty()) {
     const size_t pairs = an.pairs.size();
     Finding f = make_finding(

@@ -74,8 +74,8 @@ struct Analysis {
   Matrices m;
   std::optional<Reference> latency, bandwidth;
   std::vector<PairVerdict> pairs;  // every pair, a < b
-  std::vector<Finding>
-      findings;  // mesh-bad-host, mesh-bad-pair, mesh-unreachable-pair, mesh-healthy
+  std::vector<Finding> findings;   // mesh-bad-host, mesh-bad-pair, mesh-unreachable-pair,
+                                   // mesh-too-few-hosts, mesh-healthy
 };
 
 Analysis analyse(const std::vector<std::string>& hosts, const std::vector<Probe>& probes);

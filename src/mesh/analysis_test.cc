@@ -60,6 +60,16 @@ TEST(MeshAnalysis, HealthyMeshIsOneOkFinding) {
   EXPECT_EQ(exit_status(an.findings), 0);
 }
 
+// One rank (mpirun without a hostfile, on this machine): nothing was tested,
+// and the mesh may not call that healthy.
+TEST(MeshAnalysis, OneHostIsNoMesh) {
+  auto an = analyse(names(1), {});
+  ASSERT_EQ(an.findings.size(), 1u);
+  EXPECT_EQ(an.findings[0].id, "mesh-too-few-hosts");
+  EXPECT_EQ(an.findings[0].severity, Severity::kFail);
+  EXPECT_EQ(exit_status(an.findings), 2);
+}
+
 // netem delay on one host: every pair it has is 20 ms slower.
 TEST(MeshAnalysis, DelayOnOneHostNamesThatHost) {
   auto ps = healthy(4);
