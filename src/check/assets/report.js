@@ -2,17 +2,9 @@
 // the ticket header first, then the numbers (with the link's rate), the
 // charts, the pings, both hosts' doctors and the evidence.
 // Tests read the page through ids and data- attributes (src/testing/check_page.cc).
-// check/html.cc runs it inside the common page function; its own helpers
-// (section and table with ids) shadow the common ones.
+// check/html.cc runs it inside the common page function, which holds doc, $
+// and main; its own section and table (with ids) shadow the common ones.
 (function () {
-  const doc = JSON.parse(document.getElementById('report-data').textContent);
-  const $ = (tag, attrs, ...kids) => {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-    for (const k of kids) e.append(k instanceof Node ? k : String(k));
-    return e;
-  };
-  const main = document.getElementById('main');
   const section = (id, title) => {
     const s = $('section', {id}, $('h2', {}, title));
     main.append(s);
