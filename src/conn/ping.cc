@@ -161,10 +161,6 @@ void record_qp_state(Endpoint& ep, std::vector<proto::Step>& timeline, const std
   }
 }
 
-// How long one probe may wait. RC retransmits on its own: wait for every try
-// to time out before calling it failed. UD has no retransmission: a datagram
-// not echoed within a TCP-like RTO (at least 250 ms) counts as lost, and
-// probing goes on.
 // A TCP-like RTO from the handshake's round trip, at least 250 ms: how long
 // an answer may take on this path without anything lost.
 std::chrono::milliseconds answer_wait(const PingOptions& o, const AckTimeout& ack) {
@@ -173,6 +169,9 @@ std::chrono::milliseconds answer_wait(const PingOptions& o, const AckTimeout& ac
                   std::chrono::milliseconds(static_cast<int64_t>(std::max(250.0, rto_ms))));
 }
 
+// How long one probe may wait. RC retransmits on its own: wait for every try
+// to time out before calling it failed. UD has no retransmission: a datagram
+// not echoed within answer_wait counts as lost, and probing goes on.
 std::chrono::milliseconds probe_wait(const PingOptions& o, const AckTimeout& ack, bool ud,
                                      Deadline end) {
   using std::chrono::milliseconds;
@@ -201,12 +200,13 @@ void probe(const PingOptions& o, PingReport& rep, Endpoint& ep, const proto::QpI
     record_qp_state(ep, local_timeline, r.error);
   };
   auto slow = [&](const RoundTrip& r) { return !ud && r.rtt_us > 1000 * rep.ack.timeout_ms(); };
+  // A probe sent without the time for its answer would be counted lost by
+  // the deadline, not by the path: on a long path (200 ms) the count may not
+  // fit the command's time. What fitted is the measurement.
+  const auto out_of_time = [&] { return Clock::now() + answer_wait(o, rep.ack) > end; };
   RoundTrip last;
   for (int i = 0; i < o.count; ++i) {
-    // A probe sent without the time for its answer would be counted lost by
-    // the deadline, not by the path: on a long path (200 ms) the count may
-    // not fit the command's time. What fitted is the measurement.
-    if (Clock::now() + answer_wait(o, rep.ack) > end) {
+    if (out_of_time()) {
       if (i == 0) {
         note_failure(RoundTrip{.errnum = ETIMEDOUT, .error = "the command's --timeout expired"});
       } else {
@@ -238,7 +238,6 @@ void probe(const PingOptions& o, PingReport& rep, Endpoint& ep, const proto::QpI
     note_failure(last);  // not one datagram came back: that is a dead path
   }
   if (!o.ladder || rep.obs.failed != Stage::kDone) return;
-  const auto out_of_time = [&] { return Clock::now() + answer_wait(o, rep.ack) > end; };
   for (uint32_t size : ladder_sizes(path_mtu, ud)) {
     if (out_of_time()) {
       rep.warnings.push_back(
