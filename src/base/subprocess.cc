@@ -39,6 +39,7 @@ Result<ProcessOutput> run_capture(const std::vector<std::string>& argv,
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  result.timed_out = killed;
   if (!killed && WIFEXITED(status)) result.exit_status = WEXITSTATUS(status);
   return result;
 }

@@ -10,8 +10,9 @@
 namespace rdmacheck {
 
 struct ProcessOutput {
-  int exit_status = -1;  // -1 when killed by a signal or at the deadline
-  std::string out;       // stdout (stderr is discarded)
+  int exit_status = -1;    // -1 when killed by a signal or at the deadline
+  bool timed_out = false;  // killed at the deadline
+  std::string out;         // stdout (stderr is discarded)
 };
 
 // argv[0] is looked up in PATH. Fails when it cannot be started (ENOENT when

@@ -385,7 +385,11 @@ PingReport run_ping(const PingOptions& o) {
   // under emulation each read takes a second or two.
   std::future<FirewallReport> local_fw;
   if (rep.obs.failed == Stage::kTraffic || rep.obs.failed == Stage::kCmConnect) {
-    local_fw = std::async(std::launch::async, read_firewall);
+    // Within what is left of --timeout, less a moment to print.
+    const auto within = std::clamp<std::chrono::milliseconds>(
+        std::chrono::milliseconds(ms_left(end)) - std::chrono::milliseconds(300),
+        std::chrono::seconds(1), kFirewallReadTime);
+    local_fw = std::async(std::launch::async, [within] { return read_firewall(within); });
   }
   // Tell the server we are done and collect its side of the story.
   proto::Done done;

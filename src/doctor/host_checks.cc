@@ -147,7 +147,10 @@ std::vector<CheckResult> check_firewall(const Machine& m) {
                     "could not read the packet filter, so whether it drops RoCE (UDP 4791) is "
                     "unknown");
     f.evidence.push_back(r.note);
-    f.fix = "run rdmacheck doctor as root to read iptables/nft rules";
+    f.fix = r.timed_out ? "the tools were killed at their deadline on a busy host: run "
+                          "rdmacheck doctor again, or read nft list ruleset and iptables-save "
+                          "by hand"
+                        : "run rdmacheck doctor as root to read iptables/nft rules";
     return {c};
   }
   c.fact("blocking_rules", r.rules.size());

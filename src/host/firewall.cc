@@ -137,19 +137,20 @@ std::vector<std::string> roce_blocking_nft_rules(const std::string& ruleset) {
   return out;
 }
 
-std::vector<ToolRun> run_tools(const std::vector<std::vector<std::string>>& argvs) {
-  using namespace std::chrono_literals;
-  // All at once: each is bounded by its own deadline, and under emulation a
-  // single nft or iptables-save takes a good part of a second.
+std::vector<ToolRun> run_tools(const std::vector<std::vector<std::string>>& argvs,
+                               std::chrono::milliseconds within) {
+  // All at once and under one deadline: they share the CPU, so a deadline per
+  // tool would be met by each alone and missed by all together.
   std::vector<std::future<ToolRun>> running;
   running.reserve(argvs.size());
   for (const auto& argv : argvs) {
-    running.push_back(std::async(std::launch::async, [&argv] {
+    running.push_back(std::async(std::launch::async, [&argv, within] {
       ToolRun t;
       for (const auto& a : argv) t.command += (t.command.empty() ? "" : " ") + a;
-      if (auto res = run_capture(argv, 3s)) {
+      if (auto res = run_capture(argv, within)) {
         t.started = true;
         t.exit_status = res->exit_status;
+        t.timed_out = res->timed_out;
         t.out = std::move(res->out);
       }
       return t;
@@ -167,6 +168,7 @@ nlohmann::json tool_runs_json(const std::vector<ToolRun>& runs) {
     a.push_back({{"command", t.command},
                  {"started", t.started},
                  {"exit_status", t.exit_status},
+                 {"timed_out", t.timed_out},
                  {"out", t.out}});
   }
   return a;
@@ -177,7 +179,7 @@ std::vector<ToolRun> tool_runs_from_json(const nlohmann::json& j) {
   if (!j.is_array()) return runs;
   for (const auto& r : j) {
     runs.push_back({r.value("command", ""), r.value("started", false), r.value("exit_status", -1),
-                    r.value("out", "")});
+                    r.value("out", ""), r.value("timed_out", false)});
   }
   return runs;
 }
@@ -189,12 +191,13 @@ const ToolRun* successful_run(const std::vector<ToolRun>& runs, const std::strin
   return nullptr;
 }
 
-std::vector<ToolRun> collect_firewall_outputs() {
+std::vector<ToolRun> collect_firewall_outputs(std::chrono::milliseconds within) {
   return run_tools({{"nft", "-j", "list", "ruleset"},
                     {"iptables-legacy-save"},
                     {"ip6tables-legacy-save"},
                     {"iptables-save"},
-                    {"ip6tables-save"}});
+                    {"ip6tables-save"}},
+                   within);
 }
 
 FirewallReport evaluate_firewall(const std::vector<ToolRun>& runs) {
@@ -202,8 +205,14 @@ FirewallReport evaluate_firewall(const std::vector<ToolRun>& runs) {
   std::vector<std::string> notes;
   const auto ok = [](const ToolRun& t) { return t.started && t.exit_status == 0; };
   const auto note = [&](const ToolRun& t) {
-    notes.push_back(t.started ? t.command + " failed (root needed?)"
-                              : t.command.substr(0, t.command.find(' ')) + " not installed");
+    if (!t.started) {
+      notes.push_back(t.command.substr(0, t.command.find(' ')) + " not installed");
+    } else if (t.timed_out) {
+      r.timed_out = true;
+      notes.push_back(t.command + " did not finish in time");
+    } else {
+      notes.push_back(t.command + " failed (root needed?)");
+    }
   };
   const auto find = [&](const std::string& command) -> const ToolRun* {
     for (const auto& t : runs) {
@@ -280,6 +289,8 @@ FirewallReport evaluate_firewall(const std::vector<ToolRun>& runs) {
   return r;
 }
 
-FirewallReport read_firewall() { return evaluate_firewall(collect_firewall_outputs()); }
+FirewallReport read_firewall(std::chrono::milliseconds within) {
+  return evaluate_firewall(collect_firewall_outputs(within));
+}
 
 }  // namespace rdmacheck

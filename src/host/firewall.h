@@ -7,6 +7,7 @@
 // Parsers are pure functions over the real tools' own output.
 #pragma once
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@ struct FirewallReport {
   std::vector<std::string> rules;      // render() of each, for callers that want text
   std::string source;                  // "nft -j list ruleset", "iptables-save"
   std::string note;                    // why it could not be read
+  bool timed_out = false;              // a tool was killed at the deadline
 };
 
 // "iptables -A INPUT -p udp --dport 4791 -j DROP", with
@@ -60,13 +62,21 @@ struct ToolRun {
   bool started = false;  // false: not installed
   int exit_status = -1;  // -1: killed at its deadline or by a signal
   std::string out;
+  bool timed_out = false;  // killed at the deadline: says nothing about permissions
 };
 
+// How long the packet-filter tools may take together. Under emulation, with
+// the host loaded, one nft or iptables-save takes over a second of a single
+// vCPU, and they share it; on hardware they finish in milliseconds.
+inline constexpr std::chrono::milliseconds kFirewallReadTime{8000};
+
 // Runs nft -j list ruleset, iptables-legacy-save, ip6tables-legacy-save,
-// iptables-save and ip6tables-save, each bounded in time.
-std::vector<ToolRun> collect_firewall_outputs();
-// Runs each command line (3 s each) and keeps what it printed.
-std::vector<ToolRun> run_tools(const std::vector<std::vector<std::string>>& argvs);
+// iptables-save and ip6tables-save at once, all done within `within`.
+std::vector<ToolRun> collect_firewall_outputs(std::chrono::milliseconds within = kFirewallReadTime);
+// Runs the command lines at once and keeps what each printed; a tool still
+// running after `within` is killed and marked timed_out.
+std::vector<ToolRun> run_tools(const std::vector<std::vector<std::string>>& argvs,
+                               std::chrono::milliseconds within = kFirewallReadTime);
 // As a capture keeps them (doctor --capture's firewall.json, routing.json).
 nlohmann::json tool_runs_json(const std::vector<ToolRun>& runs);
 std::vector<ToolRun> tool_runs_from_json(const nlohmann::json& j);
@@ -77,6 +87,6 @@ const ToolRun* successful_run(const std::vector<ToolRun>& runs, const std::strin
 // iptables text; old captures (iptables -S, nft list ruleset) still replay.
 FirewallReport evaluate_firewall(const std::vector<ToolRun>& runs);
 // evaluate_firewall(collect_firewall_outputs()).
-FirewallReport read_firewall();
+FirewallReport read_firewall(std::chrono::milliseconds within = kFirewallReadTime);
 
 }  // namespace rdmacheck

@@ -93,6 +93,35 @@ TEST(Firewall, FallsBackToNftAndSaysWhyWhenNothingIsReadable) {
   EXPECT_FALSE(r.readable);
   EXPECT_EQ(r.note,
             "iptables -S failed (root needed?); ip6tables not installed; nft not installed");
+  EXPECT_FALSE(r.timed_out);
+}
+
+// A tool killed at the deadline says nothing about permissions: the note and
+// the report say it was slow, so doctor does not tell root to become root.
+TEST(Firewall, AToolKilledAtTheDeadlineIsSlowNotUnprivileged) {
+  const auto r = evaluate_firewall({{"nft -j list ruleset", true, -1, "", true},
+                                    {"iptables-save", true, -1, "", true},
+                                    {"ip6tables-save", false, -1, ""}});
+  EXPECT_FALSE(r.readable);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.note,
+            "nft -j list ruleset did not finish in time; iptables-save did not finish in time; "
+            "ip6tables-save not installed");
+}
+
+// The deadline is the group's: a tool still running at it is killed and
+// marked, one that finished keeps its output.
+TEST(Firewall, RunToolsKillsWhatOutlivesTheSharedDeadline) {
+  const auto runs =
+      run_tools({{"sh", "-c", "echo quick"}, {"sleep", "30"}}, std::chrono::milliseconds(300));
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_TRUE(runs[0].started);
+  EXPECT_EQ(runs[0].exit_status, 0);
+  EXPECT_EQ(runs[0].out, "quick\n");
+  EXPECT_FALSE(runs[0].timed_out);
+  EXPECT_TRUE(runs[1].started);
+  EXPECT_TRUE(runs[1].timed_out);
+  EXPECT_EQ(runs[1].exit_status, -1);
 }
 
 // /etc/sysconfig/iptables as RHEL/CentOS 7's iptables-services package ships

@@ -265,7 +265,8 @@ conn::EndpointOptions endpoint_options(const proto::Hello& hello, const ServerOp
 // What the server adds to its bye when something went wrong: its firewall's
 // view of UDP 4791 and the QP's ERROR state.
 void explain_failure(const Result<conn::Endpoint>& ep, proto::Bye& bye) {
-  const FirewallReport fw = read_firewall();
+  // Within the 5 s a client waits for its bye at most (ping's report reserve).
+  const FirewallReport fw = read_firewall(std::chrono::seconds(4));
   for (const auto& r : fw.rules) bye.firewall += (bye.firewall.empty() ? "" : "; ") + r;
   ibv_qp_attr attr{};
   ibv_qp_init_attr init{};
