@@ -143,15 +143,36 @@ TEST(MultiNicLab, MultiNicPitfallsAreNamedWithTheirFix) {
       "> /tmp/serve-18600.log 2>&1 & "
       "for i in $(seq 100); do grep -q listening /tmp/serve-18600.log && break; sleep 0.1; done; "
       "grep -q listening /tmp/serve-18600.log";
+  // A server bound to h1's second address only (serve --bind): h2 connects
+  // to h1's name, the first wire's address, and is refused as if nothing ran.
+  const std::string bound_server =
+      "h1:rdmacheck serve --psk-file $RDMACHECK_PSK_FILE --bind 198.18.1.1 --port 18601 "
+      "> /tmp/serve-18601.log 2>&1 & "
+      "for i in $(seq 100); do grep -q listening /tmp/serve-18601.log && break; sleep 0.1; done; "
+      "grep -q listening /tmp/serve-18601.log";
   const std::string plain_netdev =
       "h2:ip link add dummy0 type dummy && ip addr add 10.99.0.2/24 dev dummy0 && "
       "ip link set dummy0 up";
   const auto r = run_lab(
-      {"--nics", "2", "--setup", forced_server, "--setup", plain_netdev, "--run",
-       "h2:rdmacheck ping h1 -n 3 -d rxe1 --json", "--run",
-       "h2:rdmacheck ping h1 -n 3 --port 18600 --json", "--run",
-       "h2:rdmacheck check h1 --cm --src 198.18.1.2 --quick --json", "--run",
-       "h2:rdmacheck ping h1 -n 3 --cm --src 10.99.0.2 --json", "--run",
+      {"--nics",
+       "2",
+       "--setup",
+       forced_server,
+       "--setup",
+       bound_server,
+       "--setup",
+       plain_netdev,
+       "--run",
+       "h2:rdmacheck ping h1 -n 3 -d rxe1 --json",
+       "--run",
+       "h2:rdmacheck ping h1 -n 3 --port 18600 --json",
+       "--run",
+       "h2:rdmacheck check h1 --cm --src 198.18.1.2 --quick --json",
+       "--run",
+       "h2:rdmacheck ping h1 -n 3 --cm --src 10.99.0.2 --json",
+       "--run",
+       "h2:rdmacheck ping h1 -n 3 --port 18601 --json",
+       "--run",
        "h2:sysctl -qw kernel.modprobe=/bin/false && rmmod rdma_ucm && rdmacheck ping h1 -n 3 "
        "--cm --json"});
   ASSERT_TRUE(r.doc.is_object()) << r.console;
@@ -180,7 +201,14 @@ TEST(MultiNicLab, MultiNicPitfallsAreNamedWithTheirFix) {
   // rdma_cm from an address no RDMA device carries, then without rdma_ucm:
   // the host's cause, not the peer's rejection.
   expect_top(run_output(r, "h2", 3), "cm-source-without-device", "--src", "--cm --src 10.99.0.2");
-  expect_top(run_output(r, "h2", 4), "rdma-cm-unavailable", "modprobe rdma_ucm",
+  // Bound elsewhere refuses exactly as nothing listening: the finding names
+  // both, with the command that shows where it listens.
+  expect_top(run_output(r, "h2", 4), "server-not-listening", "--bind ADDR, connect to that ADDR",
+             "a server bound to the second wire");
+  EXPECT_NE(
+      top_finding(run_output(r, "h2", 4))["fix"].get<std::string>().find("ss -ltn sport = :18601"),
+      std::string::npos);
+  expect_top(run_output(r, "h2", 5), "rdma-cm-unavailable", "modprobe rdma_ucm",
              "--cm without rdma_ucm");
 }
 
