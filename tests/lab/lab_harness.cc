@@ -66,6 +66,41 @@ int run_exit(const LabRun& r, const std::string& host, size_t n) {
   return -1;
 }
 
+Boot::Part Boot::add(const std::vector<std::string>& runs) {
+  Part p;
+  for (const auto& line : runs) {
+    const std::string host = line.substr(0, line.find(':'));
+    p.first.emplace(host, count_[host]);  // only the first run on each host sets it
+    ++count_[host];
+    runs_.push_back(line);
+  }
+  return p;
+}
+
+size_t Boot::next(const std::string& host) const {
+  const auto it = count_.find(host);
+  return it == count_.end() ? 0 : it->second;
+}
+
+std::vector<std::string> Boot::args(std::vector<std::string> extra) const {
+  for (const auto& line : runs_) {
+    extra.emplace_back("--run");
+    extra.push_back(line);
+  }
+  return extra;
+}
+
+const nlohmann::json& Boot::Part::out(const LabRun& r, const std::string& host, size_t n) const {
+  static const nlohmann::json null;
+  const auto it = first.find(host);
+  return it == first.end() ? null : run_output(r, host, it->second + n);
+}
+
+int Boot::Part::exit(const LabRun& r, const std::string& host, size_t n) const {
+  const auto it = first.find(host);
+  return it == first.end() ? -1 : run_exit(r, host, it->second + n);
+}
+
 std::vector<std::string> printed_violations(const nlohmann::json& doc, const std::string& schema) {
   const auto s = load_schema(RDMACHECK_SCHEMAS, schema);
   if (!s) return {s.error().message()};

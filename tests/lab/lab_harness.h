@@ -1,6 +1,7 @@
 // Runs `rdmacheck lab --json ...` and hands its JSON document to the test.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -21,6 +22,30 @@ LabRun run_lab(const std::vector<std::string>& args, const std::string& env = ""
 // The output of HOST's run number N (0-based), parsed as JSON when it was JSON.
 const nlohmann::json& run_output(const LabRun& r, const std::string& host, size_t n = 0);
 int run_exit(const LabRun& r, const std::string& host, size_t n = 0);
+
+// Several tests' runs in one boot. A boot costs 15-30 s of emulation before
+// anything runs, and a test that needs only a healthy pair does not need a
+// pair of its own. Each part adds its runs and reads back its own outputs by
+// its own indices (0-based, per host); parts never read each other's.
+class Boot {
+ public:
+  struct Part {
+    std::map<std::string, size_t> first;  // per host: the boot's index of this part's run 0
+    const nlohmann::json& out(const LabRun& r, const std::string& host, size_t n = 0) const;
+    int exit(const LabRun& r, const std::string& host, size_t n = 0) const;
+  };
+  // Adds "hN:command" runs, in order; each host runs its own in that order.
+  Part add(const std::vector<std::string>& runs);
+  // The boot's index the next run added on `host` gets (its rc file in the
+  // guest is /run/lab/HOST/rc.<index + 1>).
+  size_t next(const std::string& host) const;
+  // `extra` (e.g. "--hosts", "3"), then "--run" and each run added.
+  std::vector<std::string> args(std::vector<std::string> extra = {}) const;
+
+ private:
+  std::vector<std::string> runs_;
+  std::map<std::string, size_t> count_;
+};
 
 // The ids of a findings array, in order.
 std::vector<std::string> finding_ids(const nlohmann::json& findings);
