@@ -84,7 +84,7 @@ json to_json(const PerfReport& r) {
         {"cm", r.options.cm},
         {"cpu_util", s.cpu_util},
         {"run_infinitely", s.run_infinitely},
-        {"path_mtu", r.options.target.path_mtu},
+        {"path_mtu_bytes", r.options.target.path_mtu},
         {"ack_timeout", r.options.ack_timeout ? json(*r.options.ack_timeout) : json(nullptr)}}},
       {"local", facts(r.local)},
       {"peer", facts(r.peer)},
@@ -97,7 +97,7 @@ json to_json(const PerfReport& r) {
         {"port_gbps", r.link.port_gbps},
         {"netdev_gbps", opt(r.link.netdev_gbps)},
         {"pcie_gbps", opt(r.link.pcie_gbps)},
-        {"mtu", r.link.mtu}}},
+        {"mtu_bytes", r.link.mtu}}},
       {"results", results},
       {"validation", s.validate
                          ? json{{"checks", r.validation_checks}, {"errors", r.validation_errors}}
@@ -135,7 +135,7 @@ std::string format_document(const json& d) {
     out += fmt::format("  {:<5} : {} {} port {} GID[{}] {} mtu {}{}\n", side,
                        f["hostname"].get<std::string>(), f["device"].get<std::string>(),
                        f["port"].get<int>(), f["gid_index"].get<int>(),
-                       f["gid_type"].get<std::string>(), f["active_mtu"].get<int>(),
+                       f["gid_type"].get<std::string>(), f["active_mtu_bytes"].get<int>(),
                        tclass != 0 || sl != 0 ? fmt::format(" tclass {} sl {}", tclass, sl) : "");
     if (!f.value("choice", "").empty()) {
       out += fmt::format("  {:<5}   chosen: {}\n", "", f["choice"].get<std::string>());

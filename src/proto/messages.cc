@@ -188,14 +188,14 @@ HostFacts read_facts(Fields& parent, const json* j) {
   f.gid_index = r.integer<int>("gid_index", 0, 65535);
   f.gid = r.gid("gid");
   f.gid_type = r.text("gid_type");
-  f.active_mtu = r.integer<int>("active_mtu", 0, 4096);
-  f.netdev_mtu = r.integer<int>("netdev_mtu", 0, 65536);
+  f.active_mtu = r.integer<int>("active_mtu_bytes", 0, 4096);
+  f.netdev_mtu = r.integer<int>("netdev_mtu_bytes", 0, 65536);
   f.rate_gbps = r.number("rate_gbps", 0, 1e5);
   f.netdev = r.text("netdev");
   // Added after protocol version 1 shipped: absent means 0.
   if (j->contains("traffic_class")) f.traffic_class = r.integer<int>("traffic_class", 0, 255);
   if (j->contains("sl")) f.sl = r.integer<int>("sl", 0, 15);
-  if (j->contains("path_mtu")) f.path_mtu = r.integer<int>("path_mtu", 0, 4096);
+  if (j->contains("path_mtu_bytes")) f.path_mtu = r.integer<int>("path_mtu_bytes", 0, 4096);
   if (j->contains("choice")) f.choice = r.text("choice");
   if (j->contains("local_address")) f.local_address = r.text("local_address");
   if (j->contains("peer_address")) f.peer_address = r.text("peer_address");
@@ -316,13 +316,13 @@ json to_json(const HostFacts& f) {
           {"gid_index", f.gid_index},
           {"gid", f.gid},
           {"gid_type", f.gid_type},
-          {"active_mtu", f.active_mtu},
-          {"netdev_mtu", f.netdev_mtu},
+          {"active_mtu_bytes", f.active_mtu},
+          {"netdev_mtu_bytes", f.netdev_mtu},
           {"rate_gbps", f.rate_gbps},
           {"netdev", f.netdev},
           {"traffic_class", f.traffic_class},
           {"sl", f.sl},
-          {"path_mtu", f.path_mtu},
+          {"path_mtu_bytes", f.path_mtu},
           {"choice", f.choice},
           {"local_address", f.local_address},
           {"peer_address", f.peer_address},
@@ -349,7 +349,7 @@ json to_json(const Hello& m) {
                {"traffic_class", m.test.traffic_class},
                {"sl", m.test.sl}};
   // Sent only when asked for, so a server from before -m/-u still reads the hello.
-  if (m.test.path_mtu != 0) test["path_mtu"] = m.test.path_mtu;
+  if (m.test.path_mtu != 0) test["path_mtu_bytes"] = m.test.path_mtu;
   if (m.test.ack_timeout != 0) test["ack_timeout"] = m.test.ack_timeout;
   if (m.test.perf) {
     const PerfParams& p = *m.test.perf;
@@ -446,7 +446,9 @@ Result<Hello> parse_hello(const json& j) {
       m.test.traffic_class = tr.integer<uint8_t>("traffic_class", 0, 255);
     }
     if (t->contains("sl")) m.test.sl = tr.integer<uint8_t>("sl", 0, 15);
-    if (t->contains("path_mtu")) m.test.path_mtu = tr.integer<uint16_t>("path_mtu", 256, 4096);
+    if (t->contains("path_mtu_bytes")) {
+      m.test.path_mtu = tr.integer<uint16_t>("path_mtu_bytes", 256, 4096);
+    }
     if (t->contains("ack_timeout")) m.test.ack_timeout = tr.integer<uint8_t>("ack_timeout", 1, 31);
     const auto cm = t->find("cm");
     m.test.cm = cm != t->end() && cm->is_boolean() && cm->get<bool>();

@@ -46,7 +46,7 @@ TEST(Messages, RejectsOutOfRangeFields) {
   EXPECT_FALSE(parse_hello(j).ok());
 
   j = to_json(sample_hello());
-  j["facts"]["active_mtu"] = -5;
+  j["facts"]["active_mtu_bytes"] = -5;
   EXPECT_FALSE(parse_hello(j).ok());
 
   j = to_json(sample_hello());
@@ -69,7 +69,7 @@ TEST(Messages, RejectsOutOfRangeFields) {
 TEST(Messages, PathMtuAndAckTimeoutTravelOnlyWhenAsked) {
   // Not asked: the keys stay out, so a server from before -m/-u reads the hello.
   const auto plain = to_json(sample_hello());
-  EXPECT_FALSE(plain["test"].contains("path_mtu"));
+  EXPECT_FALSE(plain["test"].contains("path_mtu_bytes"));
   EXPECT_FALSE(plain["test"].contains("ack_timeout"));
   Hello h = sample_hello();
   h.test.path_mtu = 512;
@@ -82,8 +82,8 @@ TEST(Messages, PathMtuAndAckTimeoutTravelOnlyWhenAsked) {
   EXPECT_EQ(parsed->facts.path_mtu, 512);
   // A peer's path MTU below the smallest MTU, and an infinite (0) or too
   // large ACK timeout, are refused.
-  for (const auto& [key, value] : {std::pair<const char*, int>{"path_mtu", 128},
-                                   {"path_mtu", 8192},
+  for (const auto& [key, value] : {std::pair<const char*, int>{"path_mtu_bytes", 128},
+                                   {"path_mtu_bytes", 8192},
                                    {"ack_timeout", 0},
                                    {"ack_timeout", 32}}) {
     auto j = to_json(h);
@@ -298,6 +298,42 @@ TEST(FuzzCorpus, EverySeedIsAcceptedByItsParser) {
   EXPECT_TRUE(parse_doctor_report(load("doctor-report")).ok());
   EXPECT_TRUE(parse_bye(load("bye")).ok());
   EXPECT_EQ(load("doctor-request"), doctor_request());  // the request a check sends
+}
+
+}  // namespace
+}  // namespace rdmacheck::proto
+
+namespace rdmacheck::proto {
+namespace {
+
+// Every seed of the fuzz corpus (a frame: 4 bytes of length in network order,
+// then the JSON) is a message its parser accepts at this protocol version:
+// a seed every parser refuses never leads the fuzzer past the first check.
+TEST(Messages, EveryFuzzSeedIsAFrameItsParserAccepts) {
+  const auto seed = [](const std::string& name) -> nlohmann::json {
+    std::ifstream in(std::string(RDMACHECK_FUZZ_CORPUS) + "/" + name, std::ios::binary);
+    const std::string frame((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (frame.size() < 4) return nullptr;
+    const uint32_t n = (uint32_t(uint8_t(frame[0])) << 24) | (uint32_t(uint8_t(frame[1])) << 16) |
+                       (uint32_t(uint8_t(frame[2])) << 8) | uint32_t(uint8_t(frame[3]));
+    if (n != frame.size() - 4) return nullptr;
+    return nlohmann::json::parse(frame.substr(4), nullptr, false);
+  };
+  for (const char* name : {"hello", "hello-bw", "hello-lat-ud"}) {
+    const auto r = parse_hello(seed(name));
+    EXPECT_TRUE(r.ok()) << name << ": " << (r ? "" : r.error().message());
+  }
+  for (const char* name : {"welcome", "welcome-cm"}) {
+    const auto r = parse_welcome(seed(name));
+    EXPECT_TRUE(r.ok()) << name << ": " << (r ? "" : r.error().message());
+  }
+  EXPECT_TRUE(parse_done(seed("done")).ok());
+  EXPECT_TRUE(parse_bye(seed("bye")).ok());
+  EXPECT_TRUE(parse_sync(seed("sync")).ok());
+  EXPECT_TRUE(parse_ready(seed("ready")).ok());
+  EXPECT_TRUE(parse_doctor_report(seed("doctor-report")).ok());
+  EXPECT_EQ(seed("doctor-request")["version"], kVersion);
+  EXPECT_TRUE(seed("error").is_object());
 }
 
 }  // namespace

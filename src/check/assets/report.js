@@ -283,8 +283,8 @@
   doctors.append(local, peer);
 
   const hosts = section('hosts', 'Both hosts');
-  const keys = ['hostname', 'version', 'device', 'port', 'gid_index', 'gid_type', 'gid', 'active_mtu',
-                'path_mtu', 'netdev', 'netdev_mtu', 'rate_gbps', 'traffic_class', 'sl', 'choice'];
+  const keys = ['hostname', 'version', 'device', 'port', 'gid_index', 'gid_type', 'gid', 'active_mtu_bytes',
+                'path_mtu_bytes', 'netdev', 'netdev_mtu_bytes', 'rate_gbps', 'traffic_class', 'sl', 'choice'];
   hosts.append(table('host-facts', ['', 'this host', 'server'], keys.map((k) => [
     k, doc.local ? doc.local[k] : '', doc.peer ? doc.peer[k] : ''])));
 
