@@ -1,5 +1,6 @@
 #include "lab/lab_harness.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -99,6 +100,13 @@ const nlohmann::json& Boot::Part::out(const LabRun& r, const std::string& host, 
 int Boot::Part::exit(const LabRun& r, const std::string& host, size_t n) const {
   const auto it = first.find(host);
   return it == first.end() ? -1 : run_exit(r, host, it->second + n);
+}
+
+void expect_parts(const LabRun& r, std::initializer_list<PartCheck> checks) {
+  for (const auto& c : checks) {
+    SCOPED_TRACE(c.what);
+    c.expect(r, c.part);
+  }
 }
 
 std::vector<std::string> printed_violations(const nlohmann::json& doc, const std::string& schema) {

@@ -1,6 +1,7 @@
 // Runs `rdmacheck lab --json ...` and hands its JSON document to the test.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -46,6 +47,14 @@ class Boot {
   std::vector<std::string> runs_;
   std::map<std::string, size_t> count_;
 };
+
+// Each part's checks in turn, each under its name in a failure's trace.
+struct PartCheck {
+  const char* what;
+  const Boot::Part& part;
+  void (*expect)(const LabRun&, const Boot::Part&);
+};
+void expect_parts(const LabRun& r, std::initializer_list<PartCheck> checks);
 
 // The ids of a findings array, in order.
 std::vector<std::string> finding_ids(const nlohmann::json& findings);

@@ -228,22 +228,10 @@ TEST(PerfLab, BandwidthOfEveryOpTransportAndPerftestFlagInOneBoot) {
   const auto flags = b.add(kPerftestFlagRuns);
   const auto r = run_lab(b.args());
   ASSERT_TRUE(r.doc.is_object()) << r.console;
-  {
-    SCOPED_TRACE("write, read, send");
-    expect_basic_bw(r, basic);
-  }
-  {
-    SCOPED_TRACE("sizes, QPs, ops, transports");
-    expect_several(r, several);
-  }
-  {
-    SCOPED_TRACE("-b and --validate");
-    expect_bidir_and_validated(r, bidir);
-  }
-  {
-    SCOPED_TRACE("perftest's flags");
-    expect_perftest_flags(r, flags);
-  }
+  expect_parts(r, {{"write, read, send", basic, expect_basic_bw},
+                   {"sizes, QPs, ops, transports", several, expect_several},
+                   {"-b and --validate", bidir, expect_bidir_and_validated},
+                   {"perftest's flags", flags, expect_perftest_flags}});
 }
 
 void expect_basic_lat(const LabRun& r, const Boot::Part& part) {
@@ -345,18 +333,9 @@ TEST(PerfLab, LatencyOfEveryOpTransportAndAllSizesInOneBoot) {
                           "h2:rdmacheck lat h1 -a -n 5 --json"});
   const auto r = run_lab(b.args());
   ASSERT_TRUE(r.doc.is_object()) << r.console;
-  {
-    SCOPED_TRACE("write, send, read");
-    expect_basic_lat(r, basic);
-  }
-  {
-    SCOPED_TRACE("every transport, atomics, rdma_cm, a terminal");
-    expect_every_transport(r, every);
-  }
-  {
-    SCOPED_TRACE("-a");
-    expect_all_sizes(r, all);
-  }
+  expect_parts(r, {{"write, send, read", basic, expect_basic_lat},
+                   {"every transport, atomics, rdma_cm, a terminal", every, expect_every_transport},
+                   {"-a", all, expect_all_sizes}});
 }
 
 TEST(PerfLab, LossDuringTheTestIsNamedFromTheCounters) {

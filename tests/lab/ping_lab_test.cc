@@ -202,42 +202,15 @@ TEST(PingLab, OneHealthyPairEveryKindOfPing) {
   const auto log = b.add({"h2:cat /run/lab/h1/serve.log"});
   const auto r = run_lab(b.args());
   ASSERT_TRUE(r.doc.is_object()) << r.console;
-  {
-    SCOPED_TRACE("healthy RC ping");
-    expect_healthy_rc(r, rc);
-  }
-  {
-    SCOPED_TRACE("UD and write ping-pongs");
-    expect_ud_and_write(r, ud_write);
-  }
-  {
-    SCOPED_TRACE("-x 0: a forced link-local GID");
-    expect_link_local_warned(r, link_local);
-  }
-  {
-    SCOPED_TRACE("-T/-S");
-    expect_priority(r, priority);
-  }
-  {
-    SCOPED_TRACE("--cm");
-    expect_cm(r, cm);
-  }
-  {
-    SCOPED_TRACE("an unreachable address");
-    expect_unreachable(r, unreachable);
-  }
-  {
-    SCOPED_TRACE("memlock");
-    expect_memlock(r, memlock);
-  }
-  {
-    SCOPED_TRACE("qps");
-    expect_qps(r, qps);
-  }
-  {
-    SCOPED_TRACE("the server's log");
-    expect_serve_log(r, log);
-  }
+  expect_parts(r, {{"healthy RC ping", rc, expect_healthy_rc},
+                   {"UD and write ping-pongs", ud_write, expect_ud_and_write},
+                   {"-x 0: a forced link-local GID", link_local, expect_link_local_warned},
+                   {"-T/-S", priority, expect_priority},
+                   {"--cm", cm, expect_cm},
+                   {"an unreachable address", unreachable, expect_unreachable},
+                   {"memlock", memlock, expect_memlock},
+                   {"qps", qps, expect_qps},
+                   {"the server's log", log, expect_serve_log}});
 }
 
 TEST(PingLab, FirewallDroppingRoceEndsBoundedAndNamed) {
