@@ -110,6 +110,12 @@ void add_tcp_evidence(const conn::TcpProbeReport& tcp, std::vector<Finding>& fs)
   }
 }
 
+int answered_round_trips(const conn::PingReport& rc) {
+  return rc.obs.pings_ok +
+         static_cast<int>(std::count_if(rc.obs.ladder.begin(), rc.obs.ladder.end(),
+                                        [](const conn::LadderResult& l) { return l.ok; }));
+}
+
 void not_run(CheckReport& r, size_t from, const std::string& why) {
   for (size_t i = from; i < r.layers.size(); ++i) {
     r.layers[i].status = LayerStatus::kNotRun;
@@ -118,6 +124,32 @@ void not_run(CheckReport& r, size_t from, const std::string& why) {
 }
 
 }  // namespace
+
+bool fold_retry_exhaustion_into_loss(const conn::PingReport& rc, std::vector<Finding>& layer2) {
+  if (rc.options.transport != proto::Transport::kRc || rc.obs.failed != conn::Stage::kTraffic) {
+    return false;
+  }
+  const int answered = answered_round_trips(rc);
+  if (answered == 0) return false;  // nothing got through: that is no loss rate
+  const auto lost = std::find_if(layer2.begin(), layer2.end(), [](const Finding& f) {
+    return f.id == "roce-packets-lost" && f.severity == Severity::kFail;
+  });
+  const auto loss = std::find_if(layer2.begin(), layer2.end(),
+                                 [](const Finding& f) { return f.id == "roce-loss"; });
+  if (lost == layer2.end() || loss == layer2.end()) return false;
+  // A rule, or another failure, explains the lost messages better than a rate.
+  const bool explained = std::any_of(layer2.begin(), layer2.end(), [&](const Finding& f) {
+    return f.id.rfind("firewall-", 0) == 0 ||
+           (f.severity == Severity::kFail && f.id != "roce-packets-lost");
+  });
+  if (explained) return false;
+  loss->evidence.push_back(
+      fmt::format("consequence: after {} answered round trips one RC message ran out of its "
+                  "retries ({}): at this loss RC connections can break; layer 3 still measures",
+                  answered, rc.obs.error));
+  layer2.erase(lost);
+  return true;
+}
 
 std::vector<std::pair<std::string, std::string>> port_states(const doctor::DoctorReport& d) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -373,6 +405,9 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
     });
     if (told) continue;
     merge(layer(r, Layer::kConnection), passed.empty() ? f : judged_by_traffic(f, passed));
+  }
+  if (!r.pings.empty()) {
+    fold_retry_exhaustion_into_loss(r.pings.front(), layer(r, Layer::kConnection).findings);
   }
   fold_under_firewall(layer(r, Layer::kConnection).findings);
   finish_layer(layer(r, Layer::kConnection), t2);

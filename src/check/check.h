@@ -100,6 +100,13 @@ int exit_status(const CheckReport& r);
 // loss, and the next tests still run), a FAIL otherwise; nullopt when its
 // own findings already FAIL.
 std::optional<Finding> unfinished_test_finding(const perf::PerfReport& rep, bool layer2_saw_loss);
+// Layer 2's RC ping ran out of retries after round trips had passed, while
+// its probes measured RoCE loss (roce-loss): the path carries RoCE and loses
+// some of it. The retry exhaustion is that loss's cost, as a layer-3 test that
+// runs out of retries under loss is (above): roce-packets-lost is folded into
+// roce-loss as its consequence, and layer 3 still runs. False when it does
+// not apply (no such pair of findings, or nothing was answered).
+bool fold_retry_exhaustion_into_loss(const conn::PingReport& rc, std::vector<Finding>& layer2);
 // Layer 3's tests: the baseline, or with --full every operation and size.
 std::vector<perf::Spec> perf_plan(const CheckOptions& o);
 // The most important findings first: failures, then warnings, by layer.

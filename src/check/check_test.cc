@@ -387,5 +387,53 @@ TEST(Check, ATestThatRanOutOfRetriesUnderLossIsAWarn) {
   EXPECT_FALSE(unfinished_test_finding(rep, true));
 }
 
+// The matrix's loss-10-server (bench/DIAGNOSIS.md, run 10): 10 % loss on
+// the server's egress, 27 RC round trips answered, then an 8 KiB ladder
+// message ran out of its 7 retries (each try of 9 packets fails with
+// probability 1 - 0.9^9 = 61 %). The probes measured the loss; the path
+// carries RoCE: roce-loss, with the broken QP as its consequence, and
+// layer 3 still runs.
+TEST(Check, RetriesRunOutUnderMeasuredLossIsTheLossNotADeadPath) {
+  conn::PingReport rc;
+  rc.options.transport = proto::Transport::kRc;
+  rc.obs.failed = conn::Stage::kTraffic;
+  rc.obs.error = "completion status transport retry counter exceeded after the QPs reached RTS";
+  rc.obs.pings_ok = 27;
+  std::vector<Finding> l2 = {
+      make_finding("roce-packets-lost", Severity::kFail, Layer::kConnection, "27 answered"),
+      make_finding("roce-loss", Severity::kWarn, Layer::kConnection, "1 of 28 probes"),
+      make_finding("memlock-low-but-privileged", Severity::kInfo, Layer::kConnection, "")};
+  auto folded = l2;
+  ASSERT_TRUE(fold_retry_exhaustion_into_loss(rc, folded));
+  ASSERT_EQ(folded.size(), 2u);
+  EXPECT_EQ(folded[0].id, "roce-loss");
+  EXPECT_EQ(folded[0].severity, Severity::kWarn);
+  EXPECT_NE(folded[0].evidence.back().find("consequence: after 27 answered round trips"),
+            std::string::npos)
+      << folded[0].evidence.back();
+  // Nothing answered: no loss rate, a dead path. It stays a FAIL.
+  auto dead = l2;
+  rc.obs.pings_ok = 0;
+  EXPECT_FALSE(fold_retry_exhaustion_into_loss(rc, dead));
+  EXPECT_EQ(dead.size(), 3u);
+  rc.obs.pings_ok = 27;
+  // No loss measured by the probes: nothing to fold into.
+  std::vector<Finding> unmeasured = {l2[0]};
+  EXPECT_FALSE(fold_retry_exhaustion_into_loss(rc, unmeasured));
+  // A firewall rule explains it better than a rate (firewall-by-size).
+  auto ruled = l2;
+  ruled.push_back(
+      make_finding("firewall-blocks-some-roce", Severity::kWarn, Layer::kConnection, "-m length"));
+  EXPECT_FALSE(fold_retry_exhaustion_into_loss(rc, ruled));
+  // Another FAIL (an MTU black hole) too.
+  auto mtu = l2;
+  mtu.push_back(make_finding("mtu-black-hole", Severity::kFail, Layer::kConnection, "4 KiB"));
+  EXPECT_FALSE(fold_retry_exhaustion_into_loss(rc, mtu));
+  // UD has no retries to run out of.
+  auto ud = l2;
+  rc.options.transport = proto::Transport::kUd;
+  EXPECT_FALSE(fold_retry_exhaustion_into_loss(rc, ud));
+}
+
 }  // namespace
 }  // namespace rdmacheck::check

@@ -197,9 +197,15 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
                                : "no rule dropping UDP 4791 found on this host; the peer's "
                                  "firewall is unknown (its report did not come back)");
     }
-    f.fix =
-        "check for firewalls or ACLs on UDP 4791 along the path, the GID index on both sides "
-        "(rdmacheck devices), and the MTU of every hop";
+    // Round trips that passed rule out a blocked port or a wrong GID: what
+    // is left is loss, until one message ran out of its retries.
+    f.fix = answered == 0
+                ? "check for firewalls or ACLs on UDP 4791 along the path, the GID index on both "
+                  "sides (rdmacheck devices), and the MTU of every hop"
+                : "find where packets are dropped (switch port counters, ethtool -S, tc qdisc on "
+                  "both hosts) and make the path lossless for RoCE (PFC + ECN); a firewall rule "
+                  "that matches only some packets drops them too (iptables-save, nft list "
+                  "ruleset)";
     out.insert(out.begin(), std::move(f));
   }
 }

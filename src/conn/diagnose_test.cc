@@ -342,6 +342,10 @@ TEST(Diagnose, LossAfterAnsweredPingsDoesNotSayNothingGotThrough) {
   ASSERT_EQ(ids(f), std::vector<std::string>{"roce-packets-lost"});
   EXPECT_EQ(f[0].summary.find("no RDMA packet"), std::string::npos) << f[0].summary;
   EXPECT_NE(f[0].summary.find("3 RDMA round trips were answered"), std::string::npos);
+  // Answered round trips rule out a blocked port and a wrong GID: the fix is
+  // the loss's, not the firewall and GID checklist of a path that never answered.
+  EXPECT_EQ(f[0].fix.rfind("find where packets are dropped", 0), 0u) << f[0].fix;
+  EXPECT_EQ(diagnose(lost(""))[0].fix.rfind("check for firewalls or ACLs on UDP 4791", 0), 0u);
 }
 
 TEST(Diagnose, AForcedDownPortNamesTheFlagAndThePortThatWorks) {
