@@ -110,12 +110,6 @@ void add_tcp_evidence(const conn::TcpProbeReport& tcp, std::vector<Finding>& fs)
   }
 }
 
-int answered_round_trips(const conn::PingReport& rc) {
-  return rc.obs.pings_ok +
-         static_cast<int>(std::count_if(rc.obs.ladder.begin(), rc.obs.ladder.end(),
-                                        [](const conn::LadderResult& l) { return l.ok; }));
-}
-
 void not_run(CheckReport& r, size_t from, const std::string& why) {
   for (size_t i = from; i < r.layers.size(); ++i) {
     r.layers[i].status = LayerStatus::kNotRun;
@@ -129,7 +123,7 @@ bool fold_retry_exhaustion_into_loss(const conn::PingReport& rc, std::vector<Fin
   if (rc.options.transport != proto::Transport::kRc || rc.obs.failed != conn::Stage::kTraffic) {
     return false;
   }
-  const int answered = answered_round_trips(rc);
+  const int answered = conn::answered_round_trips(rc.obs);
   if (answered == 0) return false;  // nothing got through: that is no loss rate
   const auto lost = std::find_if(layer2.begin(), layer2.end(), [](const Finding& f) {
     return f.id == "roce-packets-lost" && f.severity == Severity::kFail;

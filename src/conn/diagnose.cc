@@ -180,9 +180,7 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
       out.begin(), out.end(), [](const Finding& f) { return f.severity == Severity::kFail; });
   if (!explained) {
     // The summary may not claim "nothing got through" when some round trips did.
-    const int answered =
-        o.pings_ok + static_cast<int>(std::count_if(o.ladder.begin(), o.ladder.end(),
-                                                    [](const LadderResult& l) { return l.ok; }));
+    const int answered = answered_round_trips(o);
     Finding f = make_finding(
         "roce-packets-lost", Severity::kFail, Layer::kConnection,
         answered == 0 ? std::string("the queue pairs reached RTS but no RDMA packet was "
@@ -454,6 +452,11 @@ void blame_cm_host(const ConnObservation& o, std::vector<Finding>& out) {
   }
   out.clear();
   out.push_back(std::move(*f));
+}
+
+int answered_round_trips(const ConnObservation& o) {
+  return o.pings_ok + static_cast<int>(std::count_if(o.ladder.begin(), o.ladder.end(),
+                                                     [](const LadderResult& l) { return l.ok; }));
 }
 
 std::vector<Finding> diagnose(const ConnObservation& o) {

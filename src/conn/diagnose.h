@@ -95,6 +95,8 @@ struct ConnObservation {
 };
 
 std::vector<Finding> diagnose(const ConnObservation& o);
+// Round trips the path answered before it stopped: pings and ladder sizes.
+int answered_round_trips(const ConnObservation& o);
 
 // Why what the user forced cannot reach the peer, or "" when nothing says so.
 std::string why_selection_fails(const UserSelection& u, const std::optional<proto::HostFacts>& peer,
