@@ -12,6 +12,21 @@ namespace {
 
 using nlohmann::json;
 
+// nft's JSON as libnftables-json(5) documents it, read without trusting its
+// shape: a member that is missing or of another type reads as absent (null,
+// or the default text), so an odd document gives fewer matches, never an
+// exception (nlohmann's value() throws on a non-object or a wrong type).
+const json& member(const json& o, const char* key) {
+  static const json absent;
+  if (!o.is_object()) return absent;
+  const auto it = o.find(key);
+  return it == o.end() ? absent : *it;
+}
+std::string string_of(const json& o, const char* key, const char* dflt = "") {
+  const json& v = member(o, key);
+  return v.is_string() ? v.get<std::string>() : std::string(dflt);
+}
+
 std::string value_text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number()) return v.dump();
@@ -25,8 +40,7 @@ std::string value_text(const json& v) {
       return value_text(v["range"][0]) + "-" + value_text(v["range"][1]);
     }
     if (v.contains("prefix")) {
-      return value_text(v["prefix"].value("addr", json())) + "/" +
-             value_text(v["prefix"].value("len", json()));
+      return value_text(member(v["prefix"], "addr")) + "/" + value_text(member(v["prefix"], "len"));
     }
   }
   if (v.is_array()) {
@@ -40,10 +54,10 @@ std::string value_text(const json& v) {
 std::string left_text(const json& l) {
   if (l.contains("payload")) {
     const auto& p = l["payload"];
-    return p.value("protocol", std::string("?")) + " " + p.value("field", std::string("?"));
+    return string_of(p, "protocol", "?") + " " + string_of(p, "field", "?");
   }
-  if (l.contains("meta")) return "meta " + l["meta"].value("key", std::string("?"));
-  if (l.contains("ct")) return "ct " + l["ct"].value("key", std::string("?"));
+  if (l.contains("meta")) return "meta " + string_of(l["meta"], "key", "?");
+  if (l.contains("ct")) return "ct " + string_of(l["ct"], "key", "?");
   return l.dump();
 }
 
@@ -70,17 +84,17 @@ bool any_of_values(const json& v, bool (*pred)(const std::string&)) {
 }
 
 void nft_match(Rule& r, const json& m) {
-  const json& l = m.value("left", json());
-  const json& v = m.value("right", json());
-  const std::string op = m.value("op", std::string("=="));
+  const json& l = member(m, "left");
+  const json& v = member(m, "right");
+  const std::string op = string_of(m, "op", "==");
   const bool neg = op == "!=";
   const bool eq = op == "==" || op == "in" || neg;
   auto is = [&](bool yes) { return (yes != neg) ? Match::kAll : Match::kNo; };
   const std::string text =
       left_text(l) + " " + (op == "==" || op == "in" ? "" : op + " ") + value_text(v);
   if (l.contains("payload")) {
-    const std::string proto = l["payload"].value("protocol", std::string());
-    const std::string field = l["payload"].value("field", std::string());
+    const std::string proto = string_of(l["payload"], "protocol");
+    const std::string field = string_of(l["payload"], "field");
     if (proto == "udp" && field == "dport" && eq) {
       narrow(r, is(any_of_values(v, [](const std::string& s) { return port_spec_matches(s); })),
              "");
@@ -97,7 +111,7 @@ void nft_match(Rule& r, const json& m) {
       narrow(r, Match::kSome, "by " + text);
     }
   } else if (l.contains("meta")) {
-    const std::string key = l["meta"].value("key", std::string());
+    const std::string key = string_of(l["meta"], "key");
     if (key == "l4proto" && eq) {
       narrow(r, is(any_of_values(v, [](const std::string& s) { return s == "udp" || s == "17"; })),
              "");
@@ -107,7 +121,7 @@ void nft_match(Rule& r, const json& m) {
     } else {
       narrow(r, Match::kSome, "by " + text);
     }
-  } else if (l.contains("ct") && l["ct"].value("key", std::string()) == "state" && eq) {
+  } else if (l.contains("ct") && string_of(l["ct"], "key") == "state" && eq) {
     narrow(
         r,
         is(any_of_values(v, [](const std::string& s) { return s == "new" || s == "untracked"; })),
@@ -127,9 +141,9 @@ Rule nft_rule(const json& expr) {
     std::string piece;
     if (k == "match") {
       nft_match(r, v);
-      const std::string op = v.value("op", std::string("=="));
-      piece = left_text(v.value("left", json())) + " " +
-              (op == "==" || op == "in" ? "" : op + " ") + value_text(v.value("right", json()));
+      const std::string op = string_of(v, "op", "==");
+      piece = left_text(member(v, "left")) + " " + (op == "==" || op == "in" ? "" : op + " ") +
+              value_text(member(v, "right"));
     } else if (k == "accept") {
       r.verdict = Verdict::kAccept;
       piece = k;
@@ -138,7 +152,7 @@ Rule nft_rule(const json& expr) {
       piece = k;
     } else if (k == "jump" || k == "goto") {
       r.verdict = Verdict::kJump;
-      r.target = v.value("target", std::string());
+      r.target = string_of(v, "target");
       piece = k + " " + r.target;
     } else if (k == "return") {
       r.verdict = Verdict::kReturn;
@@ -147,9 +161,8 @@ Rule nft_rule(const json& expr) {
       continue;  // statements that do not decide
     } else if (k == "xt") {
       // An iptables-nft extension nft cannot show: only its kind and name.
-      piece =
-          fmt::format("xt {} {}", v.value("type", std::string()), v.value("name", std::string()));
-      if (v.value("type", std::string()) == "match") narrow(r, Match::kSome, "by " + piece);
+      piece = fmt::format("xt {} {}", string_of(v, "type"), string_of(v, "name"));
+      if (string_of(v, "type") == "match") narrow(r, Match::kSome, "by " + piece);
     } else {
       // limit, set lookups, ...
       narrow(r, Match::kSome, "by " + k);
@@ -170,13 +183,11 @@ std::vector<Ruleset> parse_nft_json(const std::string& text, const std::vector<s
   std::map<std::string, Ruleset> tables;  // "family name"
   std::vector<std::string> order;
   auto skipped = [&](const json& o) {
-    const std::string key =
-        o.value("family", std::string()) + " " + o.value("table", std::string());
+    const std::string key = string_of(o, "family") + " " + string_of(o, "table");
     return std::find(skip.begin(), skip.end(), key) != skip.end();
   };
   auto table = [&](const json& o) -> Ruleset& {
-    const std::string key =
-        o.value("family", std::string()) + " " + o.value("table", std::string());
+    const std::string key = string_of(o, "family") + " " + string_of(o, "table");
     if (!tables.contains(key)) {
       order.push_back(key);
       tables[key].tool = "nft";
@@ -187,30 +198,30 @@ std::vector<Ruleset> parse_nft_json(const std::string& text, const std::vector<s
     if (!item.is_object()) continue;
     if (item.contains("chain")) {
       const auto& c = item["chain"];
-      const std::string family = c.value("family", std::string());
+      const std::string family = string_of(c, "family");
       if (family != "ip" && family != "ip6" && family != "inet") continue;
       if (skipped(c)) continue;
       Ruleset& rs = table(c);
-      Chain& ch = rs.chains[c.value("name", std::string())];
-      ch.name = c.value("name", std::string());
-      ch.label = fmt::format("{} {} {}", family, c.value("table", std::string()), ch.name);
-      const std::string hook = c.value("hook", std::string());
-      if (c.value("type", std::string()) == "filter" &&
+      Chain& ch = rs.chains[string_of(c, "name")];
+      ch.name = string_of(c, "name");
+      ch.label = fmt::format("{} {} {}", family, string_of(c, "table"), ch.name);
+      const std::string hook = string_of(c, "hook");
+      if (string_of(c, "type") == "filter" &&
           (hook == "input" || hook == "output" || hook == "prerouting")) {
         ch.base = true;
-        ch.policy_drop = c.value("policy", std::string("accept")) == "drop";
+        ch.policy_drop = string_of(c, "policy", "accept") == "drop";
         ch.policy_text =
-            fmt::format("table {} {} chain {} policy {}", family, c.value("table", std::string()),
-                        ch.name, c.value("policy", std::string("accept")));
+            fmt::format("table {} {} chain {} policy {}", family, string_of(c, "table"), ch.name,
+                        string_of(c, "policy", "accept"));
         rs.base.push_back(ch.name);
       }
     } else if (item.contains("rule")) {
       const auto& r = item["rule"];
-      const std::string family = r.value("family", std::string());
+      const std::string family = string_of(r, "family");
       if (family != "ip" && family != "ip6" && family != "inet") continue;
       if (!r.contains("expr") || !r["expr"].is_array() || skipped(r)) continue;
       Ruleset& rs = table(r);
-      rs.chains[r.value("chain", std::string())].rules.push_back(nft_rule(r["expr"]));
+      rs.chains[string_of(r, "chain")].rules.push_back(nft_rule(r["expr"]));
     }
   }
   for (const auto& k : order) out.push_back(std::move(tables[k]));

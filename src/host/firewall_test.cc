@@ -69,6 +69,28 @@ TEST(Firewall, NftRules) {
   EXPECT_EQ(rules[1], "udp dport { 53, 4700-4800 } counter packets 0 bytes 0 reject");
 }
 
+// Found by fuzz/firewall_fuzz.cc: members of another type than
+// libnftables-json(5) documents (a null match, a string chain, a number
+// where an object goes) threw nlohmann's type_error out of the doctor. They
+// read as absent now; the well-formed drop rule beside them is still found.
+TEST(Firewall, NftJsonOfAnotherShapeIsReadNotThrown) {
+  const std::string doc = R"({"nftables": [
+    {"chain": "input"},
+    {"chain": {"family": "inet", "table": "filter", "name": "input", "type": "filter",
+               "hook": "input", "policy": 7}},
+    {"rule": {"family": "inet", "table": "filter", "chain": "input",
+              "expr": [{"match": null}, {"jump": 3}, {"xt": "x"}, 5]}},
+    {"rule": {"family": "inet", "table": "filter", "chain": "input",
+              "expr": [{"match": {"op": 1, "left": {"payload": 2}, "right": {"prefix": 9}}}]}},
+    {"rule": {"family": "inet", "table": "filter", "chain": "input",
+              "expr": [{"match": {"op": "==", "left": {"payload": {"protocol": "udp",
+                        "field": "dport"}}, "right": 4791}}, {"drop": null}]}}]})";
+  std::vector<BlockingRule> rules;
+  ASSERT_NO_THROW(rules = roce_blocking_nft_json(doc, {}));
+  ASSERT_EQ(rules.size(), 1u);
+  EXPECT_EQ(rules[0].text, "udp dport 4791 drop");
+}
+
 TEST(Firewall, EvaluatesIptablesOutputsFirst) {
   const std::vector<ToolRun> runs = {
       {"iptables -S", true, 0, "-P INPUT ACCEPT\n-A INPUT -p udp -m udp --dport 4791 -j DROP\n"},
