@@ -257,14 +257,24 @@ export RDMACHECK_PSK_FILE=$LAB/{key}
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs dev /dev
-mount -t tmpfs tmp /tmp
+# /tmp is the guest's own (a tmpfs upper layer) over the host's /tmp
+# (read-only lower layer): a command naming a file of a checkout under the
+# host's /tmp finds it here too. Without overlayfs, a plain tmpfs, and a word.
+if ! {{ modprobe overlay 2>/dev/null && mkdir -p /run/tmp-upper /run/tmp-work &&
+       mount -t overlay tmp -o lowerdir=/tmp,upperdir=/run/tmp-upper,workdir=/run/tmp-work /tmp; }}; then
+  mount -t tmpfs tmp /tmp
+  echo "lab: $ME: no overlayfs: the host's /tmp is not visible in this guest" >&2
+fi
 mkdir -p /dev/pts /dev/shm && mount -t devpts devpts /dev/pts
 cut -d' ' -f1 /proc/uptime > $D/booted
 step() {{ echo "$1" > $D/step; }}
 die() {{ echo "lab: $ME: $1" >&2; echo "$1" > $D/failed; sync; echo o > /proc/sysrq-trigger; sleep 60; }}
 wait_all() {{ for h in {others}; do while [ ! -e $LAB/$h/$1 ]; do [ -e $LAB/$h/failed ] && die "$h failed"; sleep 0.1; done; done; }}
 run_setup() {{ echo "+ $(cat "$2")"; bash "$2" || die "setup command $1 failed with exit status $?"; }}
-run_run() {{ echo "+ $(cat "$2")"; bash "$2" | tee $D/out.$1; local rc=${{PIPESTATUS[0]}}; echo $rc > $D/rc.$1; [ $rc -gt $worst ] && worst=$rc; }}
+run_run() {{ echo "+ $(cat "$2")"; bash "$2" | tee $D/out.$1; local rc=${{PIPESTATUS[0]}}; echo $rc > $D/rc.$1; cannot_run $1 $rc "$2"; [ $rc -gt $worst ] && worst=$rc; }}
+# 126/127: the shell could not run it (not found, not executable): the lab
+# ends now with that named, rather than leave the other hosts waiting for it.
+cannot_run() {{ [ $2 -eq 126 ] || [ $2 -eq 127 ] || return 0; die "run command $1 could not be run (exit status $2: not found or not executable): $(cat "$3")"; }}
 hostname $ME
 mount --bind $LAB/hosts /etc/hosts
 step network

@@ -2,7 +2,10 @@
 // the kernel reports it, and the lab's own failures are bounded and named.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "lab/lab_harness.h"
+#include "testing/temp_dir.h"
 
 namespace rdmacheck::labtest {
 namespace {
@@ -94,6 +97,30 @@ TEST(Lab, SetupFailureIsReportedNotHung) {
   EXPECT_NE(r.doc["error"].get<std::string>().find("setup command 1 failed with exit status 7"),
             std::string::npos)
       << r.doc.dump(2);
+}
+
+// The guests see what the user sees: a file of the host's /tmp (where a
+// checkout may live) is there in the guest, under the guest's own writable
+// /tmp; and a run command the shell cannot run at all ends the lab at once,
+// named, instead of leaving the other steps to wait for the deadline.
+TEST(Lab, HostTmpIsVisibleAndACommandThatCannotRunEndsTheLabAtOnce) {
+  const auto dir = test_util::make_temp_dir("lab-tmp");
+  std::ofstream(dir / "marker") << "seen from the guest\n";
+  const std::string missing = (dir / "no-such-script.sh").string();
+  const auto r = run_lab({"--hosts", "1", "--timeout", "400", "--run",
+                          "h1:cat " + (dir / "marker").string() + " && touch /tmp/guest-writes",
+                          "--run", "h1:" + missing, "--run", "h1:sleep 1000"});
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(r.exit, 3) << r.console;
+  const auto& seen = run_output(r, "h1", 0);
+  ASSERT_TRUE(seen.is_string()) << r.console;
+  EXPECT_NE(seen.get<std::string>().find("seen from the guest"), std::string::npos) << r.console;
+  EXPECT_NE(r.doc["error"].get<std::string>().find(
+                "h1 failed: run command 2 could not be run (exit status 127"),
+            std::string::npos)
+      << r.doc.dump(2);
+  EXPECT_LT(r.seconds, 200) << "the lab waited for its deadline";
+  EXPECT_FALSE(std::filesystem::exists("/tmp/guest-writes")) << "the guest wrote the host's /tmp";
 }
 
 TEST(Lab, AGuestThatHangsIsKilledAtTheDeadline) {
