@@ -128,7 +128,8 @@ void declare(CLI::App& app, PerfOpts& o, bool bw) {
                "accepted for perftest compatibility: --out_json_file FILE writes the JSON file");
   app.footer(
       "Exit status: 0 measured, 1 measured with warnings, 2 failed or bad options.\n"
-      "perftest's flags, their meaning here and the few differences: see the README.");
+      "perftest's flags, their meaning here and the few differences: docs/performance.md\n"
+      "(installed in /usr/share/doc/rdmacheck/).");
 }
 
 // The spec the options describe, or the one-line reason they contradict each other.

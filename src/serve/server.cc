@@ -86,7 +86,7 @@ struct SessionOutcome {
 // RoCE GID is an IP address: the server's QP goes only to the host at the
 // other end of this TCP connection, so no hello can aim its traffic at a
 // third host. InfiniBand GIDs are not IP addresses and are not checked
-// (README: "Running serve on a fleet").
+// (docs/serve.md: "No reflection").
 std::optional<std::string> reflected(const Endpoint& ep, const proto::Hello& hello,
                                      const Fd& sock) {
   if (ep.port_attr.link_layer != IBV_LINK_LAYER_ETHERNET) return std::nullopt;
