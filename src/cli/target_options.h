@@ -15,6 +15,10 @@ namespace rdmacheck::cli {
 struct TargetFlags {
   bool src = false;       // --src (commands that can connect through rdma_cm)
   bool path_mtu = false;  // -m/--mtu (bw, lat: perftest's -m)
+  // bw, lat: perftest's habits. HOST may be missing (the command then says
+  // that serve is the server side), -T/--tos is perftest's rdma_cm ToS and the
+  // traffic class is --tclass alone, --src is also --source_ip.
+  bool perftest = false;
 };
 
 // -d/--device (--ib-dev as perftest spells it), -i/--ib-port, -x/--gid-index.

@@ -134,6 +134,7 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
   eo.recv_slots = r.recv_slots;
   eo.inline_size = r.inline_size;
   eo.traffic_class = static_cast<uint8_t>(t.traffic_class);
+  eo.tos = t.tos;
   eo.sl = static_cast<uint8_t>(t.sl);
   const Deadline setup_d = std::min(end, deadline_in(seconds(10)));
   // The server is waiting for a hello: say why none comes.
