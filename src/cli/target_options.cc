@@ -4,6 +4,51 @@
 
 namespace rdmacheck::cli {
 
+bool DevPort::subject(const std::string& dev_or_port) const {
+  if (dev.empty()) return true;
+  const auto slash = dev_or_port.find('/');
+  if (dev_or_port.substr(0, slash) != dev) return false;
+  return port == 0 || slash == std::string::npos ||
+         dev_or_port.substr(slash + 1) == std::to_string(port);
+}
+
+void add_dev_port(CLI::App& app, DevPort& f) {
+  app.add_option_function<std::string>(
+         "dev",
+         [&f](const std::string& v) {
+           const auto slash = v.find('/');
+           f.dev = v.substr(0, slash);
+           if (slash != std::string::npos) f.port = std::stoi(v.substr(slash + 1));
+         },
+         "only this device, or this port of it: DEV[/PORT] (as 'rdma dev show mlx5_0/1')")
+      ->check(CLI::Validator(
+          [](const std::string& v) -> std::string {
+            const auto slash = v.find('/');
+            const std::string port = slash == std::string::npos ? "1" : v.substr(slash + 1);
+            if (v.substr(0, slash).empty() || port.empty() || port.size() > 3 ||
+                port.find_first_not_of("0123456789") != std::string::npos || port == "0") {
+              return "'" + v + "' is not DEV or DEV/PORT (e.g. mlx5_0 or mlx5_0/1)";
+            }
+            return {};
+          },
+          "DEV[/PORT]"));
+}
+
+std::string missing(const DevPort& f, const std::vector<DeviceInfo>& devices) {
+  if (f.dev.empty()) return {};
+  std::string names;
+  for (const auto& d : devices) {
+    names += (names.empty() ? "" : ", ") + d.name;
+    if (d.name != f.dev) continue;
+    if (f.port == 0) return {};
+    for (const auto& p : d.ports) {
+      if (p.port == f.port) return {};
+    }
+    return "device " + f.dev + " has no port " + std::to_string(f.port);
+  }
+  return "no RDMA device '" + f.dev + "' here (" + (names.empty() ? "none" : names) + ")";
+}
+
 void add_device_options(CLI::App& app, conn::DeviceChoice& dev) {
   app.add_option("-d,--device,--ib-dev", dev.device,
                  "RDMA device (default: the one whose netdev routes to the peer, else the first "
