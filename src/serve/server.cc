@@ -289,8 +289,9 @@ void explain_failure(const Result<conn::Endpoint>& ep, proto::Bye& bye) {
 
 // A hello's test, from the endpoint to the bye.
 void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
-              CmAcceptor* acceptor, Admission::Ticket& ticket, conn::TrafficPool& pool,
-              Deadline end, SessionOutcome& out) {
+              CmAcceptor* acceptor, Admission::Ticket& ticket, Shared& shared, Deadline end,
+              SessionOutcome& out) {
+  conn::TrafficPool& pool = shared.traffic;
   auto refuse = [&](const std::string& why) {
     out.outcome = why;
     (void)send_frame(sock, proto::error_message(why), deadline_in(std::chrono::seconds(1)));
@@ -298,6 +299,13 @@ void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
   const conn::EndpointOptions eo = endpoint_options(hello, o, sock);
   // Both halves of the buffer count against the budget, before any is pinned.
   if (auto why = ticket.pin(conn::registered_bytes(eo))) return refuse(*why);
+  if (shared.no_rdma) {  // the test is valid and fits: only the device is missing
+    out.outcome = no_rdma_refusal(*shared.no_rdma);
+    nlohmann::json refused = proto::error_message(out.outcome);
+    refused["code"] = shared.no_rdma->id;
+    (void)send_frame(sock, refused, deadline_in(std::chrono::seconds(1)));
+    return;
+  }
   const bool perf_test = hello.test.perf.has_value();
   proto::Welcome welcome;
   std::optional<Result<conn::Endpoint>> setup;  // emplaced, never assigned: owners keep their order
@@ -424,18 +432,13 @@ SessionEnd session(int id, const Fd& sock, const std::string& peer, const Server
   } else {
     out.test = fmt::format("{} {}/{}{}", name_of(hello->test.kind), name_of(hello->test.transport),
                            name_of(hello->test.op), hello->test.cm ? " (rdma_cm)" : "");
-    if (shared.no_rdma) {
-      out.outcome = no_rdma_refusal(*shared.no_rdma);
-      nlohmann::json refused = proto::error_message(out.outcome);
-      refused["code"] = shared.no_rdma->id;
-      (void)send_frame(sock, refused, deadline_in(std::chrono::seconds(1)));
-    } else if (auto why = refusal(*hello, o, acceptor)) {
+    if (auto why = refusal(*hello, o, acceptor)) {
       out.outcome = *why;
       (void)send_frame(sock, proto::error_message(*why), deadline_in(std::chrono::seconds(1)));
     } else {
       log.line(fmt::format("session {} {} start: {} from {} ({} {})", id, peer, out.test,
                            hello->facts.hostname, hello->facts.device, hello->facts.gid));
-      run_test(*hello, sock, o, acceptor, ticket, shared.traffic, end, out);
+      run_test(*hello, sock, o, acceptor, ticket, shared, end, out);
     }
   }
   return end_line(out);
