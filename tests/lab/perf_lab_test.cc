@@ -194,7 +194,7 @@ void expect_perftest_flags(const LabRun& r, const Boot::Part& part) {
   EXPECT_LT(active, 4096);
   for (const char* side : {"local", "peer"}) EXPECT_EQ(big[side]["path_mtu_bytes"], active) << side;
   EXPECT_TRUE(has_warning(big, "-m 4096: the path MTU is")) << big["warnings"].dump();
-  // --output bandwidth: stdout is one number, the Gb/s.
+  // --output bandwidth: stdout is one number, perftest's MiB/s.
   const auto& figure = part.out(r, "h2", 2);
   EXPECT_EQ(part.exit(r, "h2", 2), 0) << r.console;
   ASSERT_TRUE(figure.is_number()) << figure.dump();
