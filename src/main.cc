@@ -1,13 +1,31 @@
 // rdmacheck: proves an RDMA link layer by layer. main() only dispatches.
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <cstdio>
 #include <map>
 #include <string>
 
 #include "base/version.h"
 #include "cli/command.h"
+#include "cli/perftest_flags.h"
 
 namespace {
+
+// NaN and infinity pass every range check (each comparison is false): no
+// option of rdmacheck takes one, so every option that takes a value refuses them.
+CLI::Validator finite() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        std::string l;
+        for (char c : v) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (!l.empty() && (l[0] == '+' || l[0] == '-')) l.erase(0, 1);
+        if (l == "nan" || l == "inf" || l == "infinity" || l.rfind("nan(", 0) == 0) {
+          return "'" + v + "' is not a finite number";
+        }
+        return {};
+      },
+      "", "finite");
+}
 
 int run(int argc, char** argv) {
   using rdmacheck::cli::Runner;
@@ -17,7 +35,7 @@ int run(int argc, char** argv) {
       "performance), and why not.\n"};
   // "rdmacheck 0.1.0": the program's name first, as help2man and packagers expect.
   const std::string version = std::string("rdmacheck ") + rdmacheck::kVersionString;
-  app.set_version_flag("--version", version);
+  app.set_version_flag("-V,--version", version);
   app.require_subcommand(1);
   app.footer(
       "Run 'rdmacheck COMMAND --help' for a command's options.\n"
@@ -28,11 +46,26 @@ int run(int argc, char** argv) {
     if (c.hidden) sub->group("");
     sub->set_version_flag("-V,--version", version);  // as perftest's -V
     runners[c.name] = c.attach(*sub);
+    for (CLI::Option* opt : sub->get_options()) {
+      if (opt->get_type_size() > 0 && !opt->get_positional()) opt->check(finite());
+    }
   }
   if (argc > 1 && argv[1][0] != '-' && runners.count(argv[1]) == 0) {
-    std::fprintf(stderr, "rdmacheck: error: unknown command '%s' (see 'rdmacheck --help')\n",
-                 argv[1]);
+    std::fprintf(stderr, "rdmacheck: unknown command '%s' (see 'rdmacheck --help')\n", argv[1]);
     return 2;
+  }
+  // bw/lat -s LIST: CLI11 drops an empty item ("4k,,8k") where a size was meant.
+  for (int i = 2; i + 1 < argc && (std::string(argv[1]) == "bw" || std::string(argv[1]) == "lat");
+       ++i) {
+    const std::string flag = argv[i];
+    const std::string list = flag == "-s" || flag == "--size" ? argv[i + 1] : "";
+    if (!list.empty() &&
+        (list.front() == ',' || list.back() == ',' || list.find(",,") != std::string::npos)) {
+      std::fprintf(stderr,
+                   "rdmacheck %s: --size: '%s' has an empty item (see 'rdmacheck %s --help')\n",
+                   argv[1], list.c_str(), argv[1]);
+      return 2;
+    }
   }
   try {
     app.parse(argc, argv);
@@ -45,8 +78,20 @@ int run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // Point at the help that lists the option: the subcommand's, when there is one.
     const bool sub = argc > 1 && runners.count(argv[1]) != 0;
-    std::fprintf(stderr, "rdmacheck: error: %s (see 'rdmacheck %s--help')\n", e.what(),
-                 sub ? (std::string(argv[1]) + " ").c_str() : "");
+    // A perftest flag bw/lat do not take: its equivalent, or why not.
+    const std::string name = sub ? argv[1] : "";
+    for (int i = 2; (name == "bw" || name == "lat") && i < argc; ++i) {
+      const std::string flag = std::string(argv[i]).substr(0, std::string(argv[i]).find('='));
+      if (app.get_subcommand(name)->get_option_no_throw(flag) != nullptr) continue;
+      if (auto hint = rdmacheck::cli::perftest_hint(argv[i])) {
+        std::fprintf(stderr, "rdmacheck %s: %s (see docs/perftest-flags.md)\n", name.c_str(),
+                     hint->c_str());
+        return 2;
+      }
+    }
+    // One prefix for every usage error: "rdmacheck SUB: ".
+    std::fprintf(stderr, "rdmacheck%s: %s (see 'rdmacheck %s--help')\n",
+                 sub ? (" " + name).c_str() : "", e.what(), sub ? (name + " ").c_str() : "");
     return 2;
   }
   rdmacheck::cli::install_signal_handlers();

@@ -61,16 +61,34 @@ void fold_warnings_under_forced_selection(LayerReport& l) {
 
 LayerReport& layer(CheckReport& r, Layer l) { return r.layers[static_cast<size_t>(l)]; }
 
-// The server's own doctor findings, asked over the handshake.
-std::optional<proto::DoctorReport> ask_peer_doctor(const CheckOptions& o, Deadline d) {
+// The server's own doctor findings, asked over the handshake; or, when the
+// server could not be reached or is not rdmacheck, what that was (the
+// connection layer's findings: the pings would only wait out the same).
+struct PeerDoctor {
+  std::optional<proto::DoctorReport> report;
+  std::vector<Finding> unreached;
+};
+
+PeerDoctor ask_peer_doctor(const CheckOptions& o, Deadline d) {
   auto sock = conn::connect_to_server(o.target, d);
-  if (!sock) return std::nullopt;
-  if (!send_frame(*sock, proto::doctor_request(), d)) return std::nullopt;
+  if (!sock) {
+    const conn::SessionFailure& f = sock.error();
+    conn::ConnObservation obs;
+    obs.host = o.target.host;
+    obs.tcp_port = o.target.tcp_port;
+    obs.failed = f.stage;
+    obs.errnum = f.error.errnum;
+    obs.error = f.error.message();
+    obs.server_refused = f.server_refused;
+    obs.auth = f.auth;
+    return {std::nullopt, conn::diagnose(obs)};
+  }
+  if (!send_frame(*sock, proto::doctor_request(), d)) return {};
   auto reply = recv_frame(*sock, d, 1u << 20);
-  if (!reply) return std::nullopt;
+  if (!reply) return {};
   auto rep = proto::parse_doctor_report(*reply);
-  if (!rep) return std::nullopt;
-  return *rep;
+  if (!rep) return {};
+  return {*rep, {}};
 }
 
 void finish_layer(LayerReport& l, Clock::time_point t0) {
@@ -274,7 +292,18 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
   // The peer's port findings wait for the connection layer to say which port
   // its server uses; without that answer they count as they are.
   std::vector<Finding> peer_ports;
-  if (auto peer = ask_peer_doctor(o, std::min(end, deadline_in(std::chrono::seconds(30))))) {
+  auto asked = ask_peer_doctor(o, std::min(end, deadline_in(std::chrono::seconds(30))));
+  if (!asked.unreached.empty()) {
+    // Named now, within the connection's own timeout: the layers after it
+    // would reach the same nothing.
+    judge_ports();
+    finish_layer(layer(r, Layer::kDevice), t1);
+    for (auto& f : asked.unreached) merge(layer(r, Layer::kConnection), std::move(f));
+    finish_layer(layer(r, Layer::kConnection), t1);
+    not_run(r, 2, fmt::format("{} could not be asked for its doctor", o.target.host));
+    return done();
+  }
+  if (auto& peer = asked.report) {
     r.peer_doctor = to_json(peer->findings);
     for (auto f : peer->findings) {
       f.host = peer->hostname;

@@ -5,6 +5,8 @@
 
 #include "check/report.h"
 #include "doctor/test_fixture.h"
+#include "testing/closed_port.h"
+#include "testing/foreign_listener.h"
 
 namespace rdmacheck::check {
 namespace {
@@ -433,6 +435,48 @@ TEST(Check, RetriesRunOutUnderMeasuredLossIsTheLossNotADeadPath) {
   auto ud = l2;
   rc.options.transport = proto::Transport::kUd;
   EXPECT_FALSE(fold_retry_exhaustion_into_loss(rc, ud));
+}
+
+}  // namespace
+}  // namespace rdmacheck::check
+
+namespace rdmacheck::check {
+namespace {
+
+// The peer is asked for its doctor first: when it cannot be reached, or is
+// not rdmacheck, the check says so then, in the connection layer, within the
+// connection's own timeout, and runs no later layer.
+CheckReport check_against(uint16_t port) {
+  CheckOptions o;
+  o.target.host = "127.0.0.1";
+  o.target.tcp_port = port;
+  o.target.fs = FsRoot(doctor::testing::kFixtures + "/rxe-lab-h1");
+  o.timeout = std::chrono::seconds(60);
+  std::atomic<bool> stop{false};
+  return run_check(o, stop);
+}
+
+TEST(Check, APeerThatDoesNotAnswerIsNamedInTheConnectionLayerAtOnce) {
+  test_util::ClosedPort closed;
+  const auto r = check_against(closed.port());
+  const auto& conn = r.layers[static_cast<size_t>(Layer::kConnection)];
+  EXPECT_EQ(conn.status, LayerStatus::kFail);
+  ASSERT_FALSE(conn.findings.empty());
+  EXPECT_EQ(conn.findings[0].id, "server-not-listening");
+  EXPECT_NE(conn.findings[0].summary.find("127.0.0.1"), std::string::npos);
+  EXPECT_EQ(r.layers[static_cast<size_t>(Layer::kPerformance)].status, LayerStatus::kNotRun);
+  EXPECT_TRUE(r.pings.empty());   // no layer-2 ping waited out the same refusal
+  EXPECT_LT(r.elapsed_ms, 5000);  // connect_to_server's TCP timeout
+}
+
+TEST(Check, AListenerThatIsNotRdmacheckIsNamedAsThat) {
+  test_util::ForeignListener banner(test_util::ForeignListener::Manner::kBanner);
+  const auto r = check_against(banner.port());
+  const auto& conn = r.layers[static_cast<size_t>(Layer::kConnection)];
+  ASSERT_FALSE(conn.findings.empty());
+  EXPECT_EQ(conn.findings[0].id, "not-rdmacheck-serve");
+  EXPECT_NE(conn.findings[0].fix.find("check -p / the port"), std::string::npos)
+      << conn.findings[0].fix;
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ namespace {
 std::string option_words(const CLI::App& app) {
   std::string words;
   for (const CLI::Option* opt : app.get_options()) {
+    if (opt->get_group().empty()) continue;  // hidden: not the user's to type
     for (const auto& n : opt->get_lnames()) words += " --" + n;
     for (const auto& n : opt->get_snames()) words += " -" + n;
   }

@@ -1,9 +1,11 @@
 #include <cstdio>
+#include <map>
 #include <memory>
 
 #include "base/version.h"
 #include "cli/command.h"
 #include "cli/print.h"
+#include "cli/target_options.h"
 #include "doctor/capture.h"
 #include "doctor/doctor.h"
 
@@ -43,6 +45,23 @@ int capture(const std::string& dir, const OutputFlags& out) {
   return report.exit_status();
 }
 
+// -d/-i: the checks of that device (its ports, its netdevs) and the host's.
+void keep_only(doctor::DoctorReport& r, const DevPort& only, const std::vector<DeviceInfo>& devs) {
+  std::map<std::string, std::string> owner;  // subject -> "dev/port" it belongs to
+  for (const auto& d : devs) {
+    owner[d.name] = d.name;
+    for (const auto& p : d.ports) {
+      const std::string port = d.name + "/" + std::to_string(p.port);
+      owner[port] = port;
+      if (!p.netdev.empty()) owner[p.netdev] = port;
+    }
+  }
+  std::erase_if(r.checks, [&](const doctor::CheckResult& c) {
+    auto it = owner.find(c.subject);
+    return it != owner.end() && !only.subject(it->second);
+  });
+}
+
 }  // namespace
 
 Runner attach_doctor(CLI::App& app) {
@@ -50,8 +69,14 @@ Runner attach_doctor(CLI::App& app) {
     OutputFlags out;
     std::string root;
     std::string capture;
+    DevPort only;
   };
   auto o = std::make_shared<Opts>();
+  app.add_option("-d,--device,--ib-dev", o->only.dev,
+                 "only this device's checks (and the host's), as ibv_devinfo -d");
+  app.add_option("-i,--ib-port", o->only.port, "with -d: only this port's, as ibv_devinfo -i")
+      ->check(CLI::Range(1, 255))
+      ->needs("-d");
   add_output_flags(app, o->out, "print the report as JSON");
   app.add_flag_callback(
       "-v,--verbose", [o] { o->out.detail = Detail::kVerbose; },
@@ -70,11 +95,16 @@ Runner attach_doctor(CLI::App& app) {
       "packet filter (UDP 4791), MTU, PCIe link, NUMA node, CPU governor and C-states,\n"
       "PFC/ECN, hardware error counters. Each finding has a stable id, evidence and a fix.\n"
       "Exit status: 0 nothing at warn or above, 1 warnings, 2 failures (or bad usage).");
-  return [o]() {
+  return [o, &app]() {
     if (!o->capture.empty()) return capture(o->capture, o->out);
     const FsRoot fs = FsRoot::from_option(o->root);
     auto src = doctor::sources_for(fs);
-    const auto report = doctor::run_doctor(fs, *src);
+    auto report = doctor::run_doctor(fs, *src);
+    if (!o->only.dev.empty()) {
+      const auto devices = read_rdma_devices(fs);
+      if (auto why = missing(o->only, devices); !why.empty()) return usage_error(app, why);
+      keep_only(report, o->only, devices);
+    }
     o->out.root = fs.root();
     if (!print(report, o->out)) return 2;
     return report.exit_status();

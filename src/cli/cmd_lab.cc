@@ -49,7 +49,7 @@ Runner attach_lab(CLI::App& app) {
                "--ssh, and the default test is 'mpirun ... rdmacheck mesh' from h1 over every "
                "guest (rdmacheck lab --hosts 4 --mesh)");
   app.add_flag(
-      "--json", o->l.json,
+      "-j,--json", o->l.json,
       "pass --json to the default test and print one JSON document (consoles go to stderr)");
   app.add_option("--kernel", o->l.kernel,
                  "kernel image to boot (default: newest /boot/vmlinuz-* "

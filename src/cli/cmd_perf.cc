@@ -1,6 +1,7 @@
 // `rdmacheck bw HOST` and `rdmacheck lat HOST`: perftest's flags where they
 // mean the same thing (-d -i -x -s -n -a -D -q -b -c -t -I -l -Q -R -T -S -m -u
 // --run_infinitely --output --out_json_file), declared once for both commands.
+#include <fmt/core.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,10 +41,11 @@ struct PerfOpts {
 
 // The options of both commands; bw's posting knobs only where they mean something.
 void declare(CLI::App& app, PerfOpts& o, bool bw) {
-  add_target_options(app, o.p.target, TargetFlags{.src = true, .path_mtu = true});
+  add_target_options(app, o.p.target, TargetFlags{.src = true, .path_mtu = true, .perftest = true});
   app.add_option("--op", o.op,
                  "write | read | send | atomic_fadd | atomic_cswap" +
-                     std::string(bw ? " | write_imm" : "") + " (default: write)")
+                     std::string(bw ? " | write_imm" : "") +
+                     " (default: write; send with -c UD, as perftest's ib_send_bw)")
       ->default_val("write");
   app.add_option("-c,--connection", o.transport,
                  "transport: RC, UC (send/write/write_imm) or UD (send only)")
@@ -82,23 +84,27 @@ void declare(CLI::App& app, PerfOpts& o, bool bw) {
     app.add_option("-r,--rx-depth", o.p.spec.rx_depth, "receives the server keeps posted")
         ->check(CLI::Range(1u, proto::kMaxDepth))
         ->default_val(512);
-    app.add_option("-l,--post-list", o.p.spec.post_list, "work requests per ibv_post_send")
+    app.add_option("-l,--post-list,--post_list", o.p.spec.post_list,
+                   "work requests per ibv_post_send")
         ->check(CLI::Range(1u, proto::kMaxDepth))
         ->default_val(1);
     app.add_option("-Q,--cq-mod", o.cq_mod,
-                   "signal every Nth work request (default: the largest of 64, 32, ... 1 that "
-                   "divides -t; perftest signals every 100th)")
+                   "signal every Nth work request, as perftest's -Q: -t is rounded up to a "
+                   "multiple of N (N above -t becomes -t) (default: the largest of 64, 32, ... 1 "
+                   "that divides -t)")
         ->check(CLI::Range(1u, proto::kMaxDepth));
     app.add_flag("-b,--bidirectional", o.p.spec.bidir,
                  "both hosts send at once (the server runs the same test back); figures are the "
                  "sum of both directions, as perftest's -b");
     app.add_flag("--report-gbits,--report_gbits", o.report_gbits,
-                 "accepted for perftest compatibility: Gb/s and MiB/s are always both printed");
+                 "--output bandwidth in Gb/s instead of MiB/s, as perftest's (the table always "
+                 "shows both)");
   } else {
-    app.add_flag("-H,--histogram", o.p.spec.histogram,
+    app.add_flag("-H,--histogram,--report-histogram,--report-histogrm", o.p.spec.histogram,
                  "print a histogram of the latencies (ten buckets a decade)");
   }
-  app.add_option("-I,--inline-size", o.p.spec.inline_size, "post messages up to N bytes inline")
+  app.add_option("-I,--inline-size,--inline_size", o.p.spec.inline_size,
+                 "post messages up to N bytes inline")
       ->check(CLI::Range(0u, 1024u))
       ->default_val(bw ? 0 : 64);
   app.add_flag("--validate", o.p.spec.validate,
@@ -106,7 +112,7 @@ void declare(CLI::App& app, PerfOpts& o, bool bw) {
                "landed is exactly what was sent (costs a barrier per size)");
   app.add_flag("--cpu-util,--cpu_util", o.p.spec.cpu_util,
                "report the CPU time both sides' measuring threads used (busy polling is ~100 %)");
-  app.add_flag("-R,--cm", o.p.cm,
+  app.add_flag("-R,--cm,--rdma_cm", o.p.cm,
                "connect the RC queue pairs through librdmacm (address, route, connect), as "
                "perftest's -R and rping do");
   app.add_option("--cpu", o.p.cpu, "pin to this core (default: one on the device's NUMA node)")
@@ -119,8 +125,9 @@ void declare(CLI::App& app, PerfOpts& o, bool bw) {
                "CPU-frequency warning; here 'rdmacheck doctor' reports the governor");
   app.add_option(
          "--output", o.output,
-         "print only this figure, one number per size, for scripts: " +
-             std::string(bw ? "bandwidth (Gb/s) | message_rate (Mpps)" : "latency (median, us)"))
+         "print only this figure, one number per size, for scripts, as perftest 4.5 does: " +
+             std::string(bw ? "bandwidth (MiB/s; Gb/s with --report_gbits) | message_rate (Mpps)"
+                            : "latency (the average, us)"))
       ->check(CLI::IsMember(bw ? std::vector<std::string>{"bandwidth", "message_rate"}
                                : std::vector<std::string>{"latency"}));
   add_output_flags(app, o.out, "print the report as JSON");
@@ -135,11 +142,26 @@ void declare(CLI::App& app, PerfOpts& o, bool bw) {
 // The spec the options describe, or the one-line reason they contradict each other.
 std::optional<std::string> resolve(const PerfOpts& o, const CLI::App& app, perf::PerfOptions& p) {
   const bool bw = p.spec.kind == perf::Kind::kBw;
-  auto op = parse_enum<perf::Op>(o.op);
+  if (p.target.host.empty()) {
+    return fmt::format(
+        "a HOST is required: `rdmacheck serve` is the server side: run it on the other host, "
+        "then `rdmacheck {} HOST` here",
+        bw ? "bw" : "lat");
+  }
+  if (p.target.tos >= 0 && !p.cm) {
+    return "-T/--tos is the ToS of an rdma_cm connection, as perftest's (with -R): add -R/--cm, "
+           "or give the traffic class of the QPs with --tclass";
+  }
+  std::string op_name = o.op;
+  // perftest's ib_send_bw is the only bw test over UD: -c UD means send.
+  if (bw && app.count("--op") == 0 && (o.transport == "UD" || o.transport == "ud")) {
+    op_name = "send";
+  }
+  auto op = parse_enum<perf::Op>(op_name);
   std::string t = o.transport;
   std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
   const auto transport = parse_enum<proto::Transport>(t);
-  if (!op) return "unknown --op '" + o.op + "'";
+  if (!op) return "unknown --op '" + op_name + "'";
   if (!transport) return "unknown transport '" + o.transport + "' (RC, UC or UD)";
   if (o.all && !o.sizes.empty()) return "give -a or -s, not both";
   if (o.out_json && o.out.json_file.empty()) {
@@ -149,7 +171,19 @@ std::optional<std::string> resolve(const PerfOpts& o, const CLI::App& app, perf:
   p.spec.op = *op;
   p.spec.transport = *transport;
   // Fewer completions to reap per message is how perftest reaches line rate.
-  if (bw) p.spec.cq_mod = o.cq_mod != 0 ? o.cq_mod : std::gcd(p.spec.tx_depth, 64u);
+  if (bw && o.cq_mod != 0) {
+    // perftest's -Q: above the depth it is the depth; otherwise the depth
+    // grows to a multiple of it, so every signal covers the same N.
+    p.spec.cq_mod = std::min(o.cq_mod, p.spec.tx_depth);
+    const uint32_t rounded = (p.spec.tx_depth + p.spec.cq_mod - 1) / p.spec.cq_mod * p.spec.cq_mod;
+    if (rounded <= proto::kMaxDepth) {
+      p.spec.tx_depth = rounded;
+    } else {
+      p.spec.cq_mod = std::gcd(p.spec.tx_depth, p.spec.cq_mod);
+    }
+  } else if (bw) {
+    p.spec.cq_mod = std::gcd(p.spec.tx_depth, 64u);
+  }
   if (o.all) {
     p.spec.sizes =
         perf::is_atomic(*op) ? std::vector<uint32_t>{perf::kAtomicSize} : perf::all_sizes();
@@ -212,14 +246,15 @@ Runner attach_perf(CLI::App& app, perf::Kind kind) {
     const perf::PerfReport r = perf::run_perf(p, stop_requested());
     // --output prints figures only: a run without them still says why on stderr.
     if (!o->output.empty() && !r.ok)
-      std::fprintf(stderr, "rdmacheck: error: %s\n", r.error.c_str());
+      std::fprintf(stderr, "rdmacheck %s: %s\n", app.get_name().c_str(), r.error.c_str());
     // --output's stdout is figures only, for scripts: no ticket header above them.
     OutputFlags figures = o->out;
     figures.text_header = false;
     const bool printed =
         o->output.empty()
             ? print(r, o->out)
-            : print(perf::FigureView{r, *parse_enum<perf::Figure>(o->output)}, figures);
+            : print(perf::FigureView{r, *parse_enum<perf::Figure>(o->output), o->report_gbits},
+                    figures);
     return printed ? perf::exit_status(r) : 2;
   };
 }

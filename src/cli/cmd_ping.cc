@@ -61,9 +61,9 @@ Runner attach_ping(CLI::App& app) {
       ->check(CLI::Range(0.1, 600.0))
       ->default_val(3);
   app.add_option("--ack-timeout", o->ack_timeout,
-                 "RC ACK timeout exponent: 4.096 us * 2^N per try (never 0 = infinite)")
-      ->check(CLI::Range(1, 31))
-      ->default_val(14);
+                 "RC ACK timeout exponent: 4.096 us * 2^N per try (never 0 = infinite; default: "
+                 "derived from the TCP round trip)")
+      ->check(CLI::Range(1, 31));
   app.add_option("--retry", o->retry, "RC retransmissions before giving up (never 7 = forever)")
       ->check(CLI::Range(0, 6))
       ->default_val(6);

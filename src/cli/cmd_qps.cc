@@ -3,6 +3,7 @@
 
 #include "cli/command.h"
 #include "cli/print.h"
+#include "cli/target_options.h"
 #include "doctor/sources.h"
 #include "qps/qps.h"
 
@@ -12,8 +13,10 @@ Runner attach_qps(CLI::App& app) {
   struct Opts {
     OutputFlags out;
     std::string root;
+    DevPort only;
   };
   auto o = std::make_shared<Opts>();
+  add_dev_port(app, o->only);
   add_output_flags(app, o->out, "print the QPs as JSON");
   app.add_option("--root", o->root,
                  "replay the QPs of a 'doctor --capture' directory (also $RDMACHECK_ROOT)")
@@ -24,7 +27,14 @@ Runner attach_qps(CLI::App& app) {
       "Exit status: 0 all QPs fine, 1 a QP in ERR, 2 the QP list could not be read.");
   return [o]() {
     const FsRoot fs = FsRoot::from_option(o->root);
-    const auto report = qps::make_report(doctor::sources_for(fs)->qps());
+    auto listed = doctor::sources_for(fs)->qps();
+    if (listed) {
+      std::erase_if(*listed, [&](const qps::QpInfo& q) {
+        return !o->only.device(q.device) ||
+               (o->only.port != 0 && q.port && static_cast<int>(*q.port) != o->only.port);
+      });
+    }
+    const auto report = qps::make_report(std::move(listed));
     o->out.root = fs.root();
     if (report.error && !o->out.json) {
       std::fprintf(stderr, "rdmacheck: error: cannot list QPs: %s\n",

@@ -23,8 +23,7 @@ constexpr Command kCommands[] = {
      attach_doctor},
     {"qps", "list every QP (device/port, QPN, type, state, PID, command), flag stuck ones",
      attach_qps},
-    {"serve", "run the test server that ping (and later bw/lat/check) clients talk to",
-     attach_serve},
+    {"serve", "run the test server that ping, bw, lat and check clients talk to", attach_serve},
     {"ping",
      "prove an RC (or UD) connection to a server: QP timeline, RTTs, size ladder, diagnosis",
      attach_ping},
@@ -38,6 +37,8 @@ constexpr Command kCommands[] = {
     {"lab", "boot a real two-host Soft-RoCE network in QEMU and run rdmacheck on it", attach_lab},
     {"completion", "print the bash completion script (the build installs it)", attach_completion,
      true},
+    {"perftest-flags", "print docs/perftest-flags.md (perftest's flags and their meaning here)",
+     attach_perftest_flags, true},
 };
 
 extern "C" void on_signal(int /*sig*/) { g_stop.store(true); }
@@ -47,8 +48,8 @@ extern "C" void on_signal(int /*sig*/) { g_stop.store(true); }
 std::span<const Command> commands() { return kCommands; }
 
 int usage_error(const CLI::App& app, const std::string& why) {
-  std::fprintf(stderr, "rdmacheck: error: %s (see 'rdmacheck %s --help')\n", why.c_str(),
-               app.get_name().c_str());
+  std::fprintf(stderr, "rdmacheck %s: %s (see 'rdmacheck %s --help')\n", app.get_name().c_str(),
+               why.c_str(), app.get_name().c_str());
   return 2;
 }
 

@@ -17,7 +17,7 @@ CLI::Validator file_in_writable_dir() { return CLI::Validator(writable_file_prob
 
 void add_output_flags(CLI::App& app, OutputFlags& out, const std::string& json_help,
                       bool has_color) {
-  app.add_flag("--json", out.json, json_help);
+  app.add_flag("-j,--json", out.json, json_help + " (-j as iproute2's)");
   app.add_option("--json-file,--out_json_file,--out-json-file", out.json_file,
                  "also write the JSON document to FILE (replaced atomically); the text still "
                  "goes to stdout (perftest's --out_json_file)")

@@ -4,6 +4,51 @@
 
 namespace rdmacheck::cli {
 
+bool DevPort::subject(const std::string& dev_or_port) const {
+  if (dev.empty()) return true;
+  const auto slash = dev_or_port.find('/');
+  if (dev_or_port.substr(0, slash) != dev) return false;
+  return port == 0 || slash == std::string::npos ||
+         dev_or_port.substr(slash + 1) == std::to_string(port);
+}
+
+void add_dev_port(CLI::App& app, DevPort& f) {
+  app.add_option_function<std::string>(
+         "dev",
+         [&f](const std::string& v) {
+           const auto slash = v.find('/');
+           f.dev = v.substr(0, slash);
+           if (slash != std::string::npos) f.port = std::stoi(v.substr(slash + 1));
+         },
+         "only this device, or this port of it: DEV[/PORT] (as 'rdma dev show mlx5_0/1')")
+      ->check(CLI::Validator(
+          [](const std::string& v) -> std::string {
+            const auto slash = v.find('/');
+            const std::string port = slash == std::string::npos ? "1" : v.substr(slash + 1);
+            if (v.substr(0, slash).empty() || port.empty() || port.size() > 3 ||
+                port.find_first_not_of("0123456789") != std::string::npos || port == "0") {
+              return "'" + v + "' is not DEV or DEV/PORT (e.g. mlx5_0 or mlx5_0/1)";
+            }
+            return {};
+          },
+          "DEV[/PORT]"));
+}
+
+std::string missing(const DevPort& f, const std::vector<DeviceInfo>& devices) {
+  if (f.dev.empty()) return {};
+  std::string names;
+  for (const auto& d : devices) {
+    names += (names.empty() ? "" : ", ") + d.name;
+    if (d.name != f.dev) continue;
+    if (f.port == 0) return {};
+    for (const auto& p : d.ports) {
+      if (p.port == f.port) return {};
+    }
+    return "device " + f.dev + " has no port " + std::to_string(f.port);
+  }
+  return "no RDMA device '" + f.dev + "' here (" + (names.empty() ? "none" : names) + ")";
+}
+
 void add_device_options(CLI::App& app, conn::DeviceChoice& dev) {
   app.add_option("-d,--device,--ib-dev", dev.device,
                  "RDMA device (default: the one whose netdev routes to the peer, else the first "
@@ -25,15 +70,33 @@ void add_device_options(CLI::App& app, conn::DeviceChoice& dev) {
 }
 
 void add_target_options(CLI::App& app, conn::Target& t, TargetFlags f) {
-  app.add_option("host", t.host, "the host running 'rdmacheck serve'")->required();
+  auto* host = app.add_option("host", t.host, "the host running 'rdmacheck serve'")
+                   ->check(CLI::Validator(
+                       [](const std::string& v) -> std::string {
+                         const auto colon = v.rfind(':');
+                         if (colon == std::string::npos || v.find(':') != colon) return {};
+                         const std::string port = v.substr(colon + 1);
+                         if (port.empty() || port.find_first_not_of("0123456789") != port.npos) {
+                           return {};
+                         }
+                         return "the port goes in -p: " + v.substr(0, colon) + " -p " + port;
+                       },
+                       "HOST"));
+  if (!f.perftest) host->required();
   app.add_option("-p,--port", t.tcp_port, "the server's TCP port")
       ->default_val(proto::kDefaultPort)
       ->check(CLI::Range(1, 65535));
   add_device_options(app, t.dev);
-  app.add_option("-T,--tclass", t.traffic_class,
+  app.add_option(f.perftest ? "--tclass" : "-T,--tclass", t.traffic_class,
                  "GRH traffic class of the test's packets, on both hosts' QPs (RoCE v2: DSCP "
-                 "<< 2, e.g. 106 for DSCP 26), as perftest's -T")
+                 "<< 2, e.g. 106 for DSCP 26)")
       ->check(CLI::Range(0, 255));
+  if (f.perftest) {
+    app.add_option("-T,--tos", t.tos,
+                   "with -R/--cm: the ToS of the rdma_cm connection (0..255), as perftest's "
+                   "-T/--tos; the traffic class of any QP is --tclass")
+        ->check(CLI::Range(0, 255));
+  }
   app.add_option("-S,--sl", t.sl, "service level of both hosts' QPs, as perftest's -S")
       ->check(CLI::Range(0, 15));
   app.add_option("--psk-file", t.psk_file,
@@ -47,7 +110,8 @@ void add_target_options(CLI::App& app, conn::Target& t, TargetFlags f) {
         ->check(CLI::IsMember({256, 512, 1024, 2048, 4096}));
   }
   if (f.src) {
-    app.add_option("--src", t.src, "with --cm: the local address to resolve from (several NICs)");
+    app.add_option(f.perftest ? "--src,--source_ip" : "--src", t.src,
+                   "with --cm: the local address to resolve from (several NICs)");
   }
 }
 

@@ -32,12 +32,13 @@ SessionFailure cm_failure(const verbs::CmError& e) {
 // back as an error in its own words, with *refused set.
 template <typename Msg>
 Result<Msg> receive(const Fd& sock, Deadline d, Result<Msg> (*parse)(const nlohmann::json&),
-                    bool* refused) {
+                    bool* refused, std::string* code = nullptr) {
   auto frame = recv_frame(sock, d);
   if (!frame) return frame.error();
   if (proto::message_type(*frame) == "error") {
     // The server's own refusal (server-refused), not a broken handshake.
     *refused = true;
+    if (code != nullptr) *code = frame->value("code", "");
     return plain_error("peer", proto::error_text(*frame));
   }
   return parse(*frame);
@@ -133,6 +134,7 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
   eo.recv_slots = r.recv_slots;
   eo.inline_size = r.inline_size;
   eo.traffic_class = static_cast<uint8_t>(t.traffic_class);
+  eo.tos = t.tos;
   eo.sl = static_cast<uint8_t>(t.sl);
   const Deadline setup_d = std::min(end, deadline_in(seconds(10)));
   // The server is waiting for a hello: say why none comes.
@@ -191,10 +193,12 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
     return fail_with(failure(Stage::kHandshake, sent.error()), false);
   }
   bool refused = false;
-  auto welcome = receive(s.sock, hs, proto::parse_welcome, &refused);
+  std::string code;
+  auto welcome = receive(s.sock, hs, proto::parse_welcome, &refused, &code);
   if (!welcome) {
     SessionFailure f = failure(Stage::kHandshake, welcome.error());
     f.server_refused = refused;
+    f.refusal_code = code;
     return fail_with(std::move(f), false);
   }
   s.welcome = std::move(*welcome);

@@ -61,6 +61,7 @@ struct SessionFailure {
   Error error;
   verbs::CmBreak cm_break;      // kCmConnect: the event that broke it, or the deadline
   bool server_refused = false;  // kHandshake: the server answered with its own error message
+  std::string refusal_code;     // its "code", a finding id about the server ("no-rdma-device")
   proto::AuthFailure auth = proto::AuthFailure::kNone;  // kAuth: why
   std::optional<proto::HostFacts> local;                // what each side said before the failure
   std::optional<proto::HostFacts> peer;

@@ -65,6 +65,15 @@ Result<Endpoint, verbs::CmError> open_cm_endpoint(const EndpointOptions& o, cons
           plain_error("getaddrinfo", fmt::format("--src {}: {}", o.src, gai_strerror(rc))));
     }
   }
+  if (o.tos >= 0) {  // perftest's -T with -R: the id's ToS, set before the route is resolved
+    uint8_t tos = static_cast<uint8_t>(o.tos);
+    if (rdma_set_option(ep.cm_id.get(), RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof tos) !=
+        0) {
+      ::freeaddrinfo(res);
+      if (src != nullptr) ::freeaddrinfo(src);
+      return local(errno_error("rdma_set_option(TOS)", std::to_string(o.tos)));
+    }
+  }
   const auto t0 = Clock::now();
   const int resolve_ms = std::clamp(ms_left(d), 1, 5000);
   const int rc = rdma_resolve_addr(ep.cm_id.get(), src != nullptr ? src->ai_addr : nullptr,

@@ -319,9 +319,30 @@ Finding auth_finding(const ConnObservation& o) {
       summary = fmt::format("{} does not admit this host: its --allow list leaves it out", o.host);
       fix = "add this host's address to the server's --allow, or test from an allowed host";
       break;
+    case AuthFailure::kForeign:
+      summary = fmt::format(
+          "something on {}:{} accepted the connection but is not `rdmacheck serve`: it answered "
+          "outside rdmacheck's framing, or closed at once",
+          o.host, o.tcp_port);
+      fix = fmt::format(
+          "check -p / the port: `rdmacheck serve` listens on {} unless given -p; on the server, "
+          "`ss -ltnp 'sport = :{}'` names what listens on {}",
+          proto::kDefaultPort, o.tcp_port, o.tcp_port);
+      break;
+    case AuthFailure::kSilent:
+      summary = fmt::format(
+          "something on {}:{} accepted the connection but sent no greeting: it is not this "
+          "version's `rdmacheck serve`",
+          o.host, o.tcp_port);
+      fix = fmt::format(
+          "check -p / the port (on the server, `ss -ltnp 'sport = :{}'` names what listens); "
+          "if it is an rdmacheck older than protocol version 2 (it waits for the client to speak "
+          "first), run the same rdmacheck version on both hosts",
+          o.tcp_port);
+      break;
     case AuthFailure::kNone:
     case AuthFailure::kProtocol:
-      summary = fmt::format("the greeting with {} failed", o.host);
+      summary = fmt::format("{} speaks rdmacheck's framing but the greeting failed", o.host);
       fix = "run the same rdmacheck version on both hosts; check the server's log";
       break;
   }
@@ -506,7 +527,11 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
       // Setting up pins pages (the buffer's MR; CQ and QP rings on most NICs)
       // against RLIMIT_MEMLOCK. ENOMEM or EPERM under a finite limit is that
       // limit; under an unlimited one it is something else, said as it is.
-      if ((o.errnum == ENOMEM || o.errnum == EPERM) && o.memlock_limit) {
+      if (o.no_rdma) {
+        Finding f = *o.no_rdma;
+        f.evidence.insert(f.evidence.begin(), o.error);
+        out.push_back(std::move(f));
+      } else if ((o.errnum == ENOMEM || o.errnum == EPERM) && o.memlock_limit) {
         Finding f = make_finding("memlock-too-low", Severity::kFail, Layer::kConnection,
                                  "pinning memory failed: the locked-memory limit is too low");
         f.evidence.push_back(o.error);
@@ -526,6 +551,15 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
       break;
     }
     case Stage::kHandshake: {
+      if (o.server_refused && o.refusal_code == "no-rdma-device") {
+        // doctor's finding, about the server: it answers, but has nothing to test with.
+        Finding f = make_finding("no-rdma-device", Severity::kFail, Layer::kDevice,
+                                 fmt::format("{} (the server) has no usable RDMA device", o.host));
+        f.evidence.push_back(fmt::format("the server's message: {}", o.error));
+        f.fix = fmt::format("run 'rdmacheck doctor' on {}: it says why and what to load", o.host);
+        out.push_back(std::move(f));
+        break;
+      }
       if (o.server_refused) {
         // The server answered, with its reason for not running the test.
         Finding f = make_finding("server-refused", Severity::kFail, Layer::kConnection,

@@ -81,6 +81,7 @@ struct ConnObservation {
   std::optional<int> wc_status;  // completion status of a failed work request (ibv_wc_status)
   verbs::CmBreak cm_break;       // --cm: the event that broke setup, or the deadline
   bool server_refused = false;   // the server answered the hello with its own error message
+  std::string refusal_code;  // the refusal's code: a finding about the server ("no-rdma-device")
   proto::AuthFailure auth = proto::AuthFailure::kNone;  // kAuth: why
   std::optional<proto::HostFacts> local;
   std::optional<proto::HostFacts> peer;
@@ -92,6 +93,8 @@ struct ConnObservation {
   int pings_sent = 0;
   UserSelection user;
   CmHost cm;
+  // kLocalSetup on a machine that lists no RDMA device: doctor's finding, said as it is.
+  std::optional<Finding> no_rdma;
 };
 
 std::vector<Finding> diagnose(const ConnObservation& o);

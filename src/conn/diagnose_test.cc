@@ -381,7 +381,10 @@ TEST(Diagnose, EveryAuthFailureIsOneAuthFindingWithEvidenceAndFix) {
     const auto fs = diagnose(o);
     ASSERT_EQ(fs.size(), 1u) << name;
     EXPECT_EQ(fs[0].id, name);
-    EXPECT_EQ(fs[0].id.rfind("auth-", 0), 0u);
+    // A listener that is not rdmacheck is no authentication failure.
+    const bool foreign =
+        kind == proto::AuthFailure::kForeign || kind == proto::AuthFailure::kSilent;
+    EXPECT_EQ(fs[0].id.rfind("auth-", 0) == 0, !foreign) << name;
     EXPECT_EQ(fs[0].severity, Severity::kFail);
     EXPECT_EQ(fs[0].evidence, std::vector<std::string>{"auth: what the server said"});
     EXPECT_FALSE(fs[0].fix.empty()) << name;
@@ -418,6 +421,45 @@ TEST(Diagnose, AnAddressRuleNamingThisPathBlocksAllOfIt) {
       "600:65535 -j DROP [matches only some packets: by source 198.18.0.0/24 and by "
       "--length 600:65535]");
   EXPECT_EQ(ids(diagnose(o)).at(0), "firewall-blocks-some-roce");
+}
+
+}  // namespace
+}  // namespace rdmacheck::conn
+
+namespace rdmacheck::conn {
+namespace {
+
+// A server without RDMA refuses the test with doctor's finding id as the
+// refusal's code: the client names the server's missing device, not the path.
+TEST(Diagnose, AServerWithoutRdmaIsDoctorsFindingAboutTheServer) {
+  ConnObservation o;
+  o.host = "h1";
+  o.failed = Stage::kHandshake;
+  o.server_refused = true;
+  o.refusal_code = "no-rdma-device";
+  o.error = "peer: this server has no usable RDMA device: ...";
+  const auto fs = diagnose(o);
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_EQ(fs[0].id, "no-rdma-device");
+  EXPECT_EQ(fs[0].layer, Layer::kDevice);
+  EXPECT_NE(fs[0].summary.find("h1 (the server)"), std::string::npos) << fs[0].summary;
+  EXPECT_NE(fs[0].fix.find("rdmacheck doctor' on h1"), std::string::npos) << fs[0].fix;
+}
+
+// This host without RDMA: doctor's finding, with the call that failed first.
+TEST(Diagnose, LocalSetupOnAHostWithoutRdmaIsDoctorsFinding) {
+  ConnObservation o;
+  o.host = "h1";
+  o.failed = Stage::kLocalSetup;
+  o.error = "ibv_get_device_list: Function not implemented";
+  Finding doctors = make_finding("no-rdma-device", Severity::kFail, Layer::kDevice, "no device");
+  doctors.fix = "boot a kernel with RDMA support";
+  o.no_rdma = doctors;
+  const auto fs = diagnose(o);
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_EQ(fs[0].id, "no-rdma-device");
+  EXPECT_EQ(fs[0].fix, doctors.fix);
+  EXPECT_EQ(fs[0].evidence.at(0), o.error);
 }
 
 }  // namespace

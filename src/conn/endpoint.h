@@ -36,6 +36,7 @@ struct EndpointOptions {
   uint32_t inline_size = 0;   // largest message posted inline (bw/lat)
   uint8_t traffic_class = 0;  // GRH traffic class of our packets (-T)
   uint8_t sl = 0;             // service level (-S)
+  int tos = -1;               // --cm: the rdma_cm id's ToS (-T/--tos); -1 = not set
 };
 
 struct AlignedFree {

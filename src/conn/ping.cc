@@ -11,6 +11,7 @@
 #include "conn/client_session.h"
 #include "conn/endpoint.h"
 #include "conn/user_selection.h"
+#include "doctor/check.h"
 #include "host/firewall.h"
 #include "net/tcp.h"
 
@@ -364,7 +365,9 @@ PingReport run_ping(const PingOptions& o) {
     fail(rep, f.stage, f.error);
     rep.obs.cm_break = f.cm_break;
     rep.obs.server_refused = f.server_refused;
+    rep.obs.refusal_code = f.refusal_code;
     rep.obs.auth = f.auth;
+    if (f.stage == Stage::kLocalSetup) rep.obs.no_rdma = doctor::no_rdma_device(o.target.fs);
     rep.obs.local = f.local;
     rep.obs.peer = f.peer;
     rep.warnings = f.warnings;

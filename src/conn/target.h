@@ -29,6 +29,8 @@ struct Target {
   // -T / -S: the priority the test's packets carry; the server's QP uses the same.
   int traffic_class = 0;  // 0..255 (int, not uint8_t: CLI11 would read "-T 3" as the character '3')
   int sl = 0;             // 0..15
+  // bw/lat -T/--tos, as perftest's: the ToS of the rdma_cm id (--cm only); -1 = not set.
+  int tos = -1;
   // --psk-file / RDMACHECK_PSK_FILE: the key this client proves to the server ("" = none).
   std::string psk_file;
   // -m: the largest path MTU both QPs may use, in bytes (256..4096); 0 = the

@@ -132,38 +132,10 @@ class Table {
 
 }  // namespace
 
-std::vector<std::string> explain_no_devices(const FsRoot& fs) {
-  std::vector<std::string> why;
-  if (!fs.exists("/sys/class/infiniband")) {
-    if (!fs.exists("/sys/module/ib_core")) {
-      why.push_back(
-          "the kernel has no RDMA core loaded (/sys/module/ib_core is absent): "
-          "load the NIC's RDMA driver (mlx5_ib, irdma, bnxt_re, ...) or, for "
-          "Soft-RoCE, 'modprobe rdma_rxe'");
-    } else {
-      why.push_back("/sys/class/infiniband does not exist: no RDMA driver has registered a device");
-    }
-  } else {
-    why.push_back(
-        "/sys/class/infiniband is empty: the RDMA core is loaded but no device is "
-        "registered (load the NIC's RDMA driver, or create a Soft-RoCE device: "
-        "'rdma link add rxe0 type rxe netdev eth0')");
-  }
-  if (!fs.exists("/sys/module/rdma_rxe") && !fs.exists("/sys/module/mlx5_ib")) {
-    why.push_back(
-        "no RDMA NIC driver module is loaded (looked for mlx5_ib and rdma_rxe in "
-        "/sys/module)");
-  }
-  return why;
-}
-
 Inventory take_inventory(const FsRoot& fs, bool query_verbs) {
   Inventory inv;
   inv.devices = read_rdma_devices(fs);
-  if (inv.devices.empty()) {
-    inv.why_none = explain_no_devices(fs);
-    return inv;
-  }
+  if (inv.devices.empty()) return inv;
   if (query_verbs) enrich_from_verbs(inv);
   inv.nics = nic_routes(inv.devices, read_routes(fs));
   return inv;

@@ -25,9 +25,11 @@ struct NicRoutes {
 
 struct Inventory {
   std::vector<DeviceInfo> devices;
-  std::vector<NicRoutes> nics;        // empty unless two or more RDMA netdevs
-  std::vector<std::string> why_none;  // reasons, when devices is empty
-  std::vector<std::string> notes;     // e.g. a device sysfs shows but verbs cannot open
+  std::vector<NicRoutes> nics;  // empty unless two or more RDMA netdevs
+  // When devices is empty: doctor's no-rdma-device finding as lines (summary,
+  // evidence, "fix: ..."), filled by the caller (doctor sits beside devices).
+  std::vector<std::string> why_none;
+  std::vector<std::string> notes;  // e.g. a device sysfs shows but verbs cannot open
 };
 
 // Reads sysfs under fs; when query_verbs, also asks libibverbs for port MTUs.
@@ -36,9 +38,6 @@ Inventory take_inventory(const FsRoot& fs, bool query_verbs);
 // Pure: each RDMA netdev's subnets from ROUTES; empty with fewer than two.
 std::vector<NicRoutes> nic_routes(const std::vector<DeviceInfo>& devices,
                                   const std::vector<Route>& routes);
-
-// Reasons there is no RDMA device, from what the machine shows (pure; tested).
-std::vector<std::string> explain_no_devices(const FsRoot& fs);
 
 nlohmann::json to_json(const Inventory& inv);
 std::string format_text(const Inventory& inv, const TextStyle& style = {});

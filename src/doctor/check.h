@@ -4,6 +4,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,7 +44,11 @@ struct Machine {
 bool is_software(const DeviceInfo& d);  // rxe, siw: no PCIe, nominal rates
 
 // The checks, one group per file (named beside each), each unit-tested on fixtures.
-std::vector<CheckResult> check_presence(const Machine& m);   // presence.cc
+std::vector<CheckResult> check_presence(const Machine& m);  // presence.cc
+// The machine lists no RDMA device: doctor's no-rdma-device finding, with
+// why (kernel, modules, NICs, rdma-core) and the fix those leave standing.
+// Every command that finds no device says this one (presence.cc).
+std::optional<Finding> no_rdma_device(const FsRoot& fs);
 std::vector<CheckResult> check_ports(const Machine& m);      // port.cc
 std::vector<CheckResult> check_gids(const Machine& m);       // gid.cc
 std::vector<CheckResult> check_netdevs(const Machine& m);    // netdev.cc (link speed)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "doctor/check.h"
 
@@ -173,11 +174,21 @@ CheckResult explain_absence(const FsRoot& fs) {
         "has it, with rdma_rxe for Soft-RoCE)");
   }
   if (wanted.empty()) {
+    // modprobe only where the running kernel ships the module: without a
+    // module tree (or without rxe in it) it cannot load, whatever is typed.
     const auto up = up_netdevs(fs);
-    fix.push_back(fmt::format(
-        "{}without an RDMA NIC, use Soft-RoCE: modprobe rdma_rxe && rdma link "
-        "add rxe0 type rxe netdev {}",
-        ships_rxe || !has_moddir ? "" : "(needs rdma_rxe) ", up.empty() ? "eth0" : up.front()));
+    const std::string netdev = up.empty() ? "eth0" : up.front();
+    if (ships_rxe) {
+      fix.push_back(fmt::format(
+          "without an RDMA NIC, use Soft-RoCE: modprobe rdma_rxe && rdma link add rxe0 type rxe "
+          "netdev {}",
+          netdev));
+    } else {
+      fix.push_back(fmt::format(
+          "without an RDMA NIC, Soft-RoCE needs a kernel that ships rdma_rxe (this one does "
+          "not); on it: rdma link add rxe0 type rxe netdev {}",
+          netdev));
+    }
   }
   if (libs.empty())
     fix.push_back("install rdma-core user space: apt install rdma-core ibverbs-providers");
@@ -222,6 +233,11 @@ CheckResult userspace(const FsRoot& fs, const DeviceInfo& d,
 }
 
 }  // namespace
+
+std::optional<Finding> no_rdma_device(const FsRoot& fs) {
+  if (!read_rdma_devices(fs).empty()) return std::nullopt;
+  return explain_absence(fs).findings.front();
+}
 
 bool is_software(const DeviceInfo& d) { return d.driver == "rxe" || d.driver == "siw"; }
 

@@ -22,6 +22,18 @@ TEST(Presence, NoRdmaMachineIsExplained) {
   EXPECT_NE(all.find("provider libraries"), std::string::npos) << all;
   EXPECT_NE(f.fix.find("rdma link add rxe0 type rxe netdev eth0"), std::string::npos) << f.fix;
   EXPECT_NE(f.fix.find("boot a kernel with RDMA support"), std::string::npos) << f.fix;
+  // No module tree for the running kernel: modprobe cannot load anything into it.
+  EXPECT_EQ(f.fix.find("modprobe"), std::string::npos) << f.fix;
+}
+
+// Every command that finds no device says doctor's finding, the same one.
+TEST(Presence, NoRdmaDeviceIsDoctorsFindingForEveryCommand) {
+  const Fixture fx("no-rdma-vm");
+  const auto f = no_rdma_device(fx.fs());
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->id, "no-rdma-device");
+  EXPECT_EQ(f->fix, find(check_presence(fx.m()), "no-rdma-device")->fix);
+  EXPECT_FALSE(no_rdma_device(FsRoot(kFixtures + "/rxe-lab-h1")).has_value());
 }
 
 // A ConnectX NIC whose Ethernet driver is bound but whose RDMA driver is not.

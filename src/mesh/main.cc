@@ -104,7 +104,7 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "rdmacheck: error: %s (see 'rdmacheck mesh --help')\n", e.what());
+    std::fprintf(stderr, "rdmacheck mesh: %s (see 'rdmacheck mesh --help')\n", e.what());
     return 2;
   }
   o.round_timeout = std::chrono::seconds(round_timeout_s);
@@ -116,7 +116,7 @@ int run(int argc, char** argv) {
   const std::string problem = mpi.broadcast(mpi.rank() == 0 ? output_problem(o, html) : "");
   if (!problem.empty()) {
     if (mpi.rank() == 0) {
-      std::fprintf(stderr, "rdmacheck: error: %s (see 'rdmacheck mesh --help')\n", problem.c_str());
+      std::fprintf(stderr, "rdmacheck mesh: %s (see 'rdmacheck mesh --help')\n", problem.c_str());
     }
     return 2;
   }

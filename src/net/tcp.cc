@@ -185,14 +185,30 @@ Status send_frame(const Fd& fd, const nlohmann::json& msg, Deadline d) {
   return io_all(fd.get(), frame.data(), frame.size(), true, d);
 }
 
-Result<nlohmann::json> recv_frame(const Fd& fd, Deadline d, uint32_t max) {
+Result<nlohmann::json, FrameError> read_frame(const Fd& fd, Deadline d, uint32_t max) {
   uint32_t n = 0;
-  if (auto s = io_all(fd.get(), reinterpret_cast<char*>(&n), 4, false, d); !s) return s.error();
+  if (auto s = io_all(fd.get(), reinterpret_cast<char*>(&n), 4, false, d); !s) {
+    const int e = s.error().errnum;
+    const FrameFault f = e == ETIMEDOUT    ? FrameFault::kTimedOut
+                         : e == ECONNRESET ? FrameFault::kClosed
+                                           : FrameFault::kIo;
+    return FrameError{f, s.error()};
+  }
   n = ntohl(n);
-  if (auto s = check_frame_length(n, max); !s) return s.error();
+  if (auto s = check_frame_length(n, max); !s) return FrameError{FrameFault::kNotAFrame, s.error()};
   std::string body(n, '\0');
-  if (auto s = io_all(fd.get(), body.data(), n, false, d); !s) return s.error();
-  return decode_frame_body(body);
+  if (auto s = io_all(fd.get(), body.data(), n, false, d); !s) {
+    return FrameError{FrameFault::kIo, s.error()};
+  }
+  auto j = decode_frame_body(body);
+  if (!j) return FrameError{FrameFault::kNotAFrame, j.error()};
+  return std::move(*j);
+}
+
+Result<nlohmann::json> recv_frame(const Fd& fd, Deadline d, uint32_t max) {
+  auto j = read_frame(fd, d, max);
+  if (!j) return j.error().error;
+  return std::move(*j);
 }
 
 Status check_frame_length(uint32_t n, uint32_t max) {

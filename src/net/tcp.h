@@ -48,6 +48,22 @@ Result<nlohmann::json> decode_frame_body(const std::string& body);
 // Reads one frame; rejects oversize lengths, truncated frames and invalid JSON.
 Result<nlohmann::json> recv_frame(const Fd& fd, Deadline d, uint32_t max = kMaxFrame);
 
+// Why a frame could not be read, for a caller that must tell a peer that
+// speaks the framing (another rdmacheck) from one that does not (another
+// service on the port).
+enum class FrameFault {
+  kIo,         // a socket error, or a frame cut short after its length
+  kTimedOut,   // nothing (or less than a length) before the deadline
+  kClosed,     // the peer closed before the first length was complete
+  kNotAFrame,  // bytes that are not a length and a JSON object: another protocol
+};
+struct FrameError {
+  FrameFault fault = FrameFault::kIo;
+  Error error;
+};
+// recv_frame, with the fault typed.
+Result<nlohmann::json, FrameError> read_frame(const Fd& fd, Deadline d, uint32_t max = kMaxFrame);
+
 // The local address the kernel would use to reach the connected peer, and the peer's.
 std::string local_address(const Fd& fd);
 std::string peer_address(const Fd& fd);

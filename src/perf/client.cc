@@ -8,6 +8,7 @@
 #include "conn/client_session.h"
 #include "conn/diagnose.h"
 #include "conn/endpoint.h"
+#include "doctor/check.h"
 #include "net/tcp.h"
 #include "perf/cpu_time.h"
 #include "perf/report.h"
@@ -37,10 +38,14 @@ std::vector<Finding> diagnose_setup(const PerfReport& r, const PerfOptions& o) {
   obs.tcp_port = o.target.tcp_port;
   obs.failed = r.failed;
   obs.errnum = r.cause.errnum;
-  if (r.failed == Stage::kLocalSetup) obs.memlock_limit = conn::effective_memlock_limit();
+  if (r.failed == Stage::kLocalSetup) {
+    obs.memlock_limit = conn::effective_memlock_limit();
+    obs.no_rdma = doctor::no_rdma_device(o.target.fs);
+  }
   obs.error = r.error;
   obs.cm_break = r.cm_break;
   obs.server_refused = r.server_refused;
+  obs.refusal_code = r.refusal_code;
   obs.auth = r.auth;
   obs.local = r.local;
   obs.peer = r.peer;
@@ -98,6 +103,7 @@ bool open_session(PerfReport& r, const PerfOptions& o, Deadline end, uint32_t se
     fail(r, f.stage, f.error);
     r.cm_break = f.cm_break;
     r.server_refused = f.server_refused;
+    r.refusal_code = f.refusal_code;
     r.auth = f.auth;
     if (f.local) r.local = f.local;
     if (f.peer) r.peer = f.peer;

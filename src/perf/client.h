@@ -46,6 +46,7 @@ struct PerfReport {
   std::string error;
   verbs::CmBreak cm_break;      // --cm: the event that broke setup, or the deadline
   bool server_refused = false;  // the server answered the hello with its own error message
+  std::string refusal_code;     // its code: a finding id about the server ("no-rdma-device")
   proto::AuthFailure auth = proto::AuthFailure::kNone;  // failed at conn::Stage::kAuth: why
   Error cause;  // the failure as a value, for the connection layer's diagnosis
   std::optional<proto::HostFacts> local;

@@ -235,11 +235,13 @@ std::string format_text(const FigureView& v, const TextStyle& /*style*/) {
   std::string out;
   if (!v.report.ok) return out;
   for (const auto& b : v.report.bw) {
-    if (v.figure == Figure::kBandwidth) out += fmt::format("{:.2f}\n", b.avg_gbps);
+    if (v.figure == Figure::kBandwidth) {
+      out += fmt::format("{:.6f}\n", v.gbits ? b.avg_gbps : b.mib_s);
+    }
     if (v.figure == Figure::kMessageRate) out += fmt::format("{:.6f}\n", b.mpps);
   }
   for (const auto& l : v.report.lat) {
-    if (v.figure == Figure::kLatency) out += fmt::format("{:.2f}\n", l.stats.median);
+    if (v.figure == Figure::kLatency) out += fmt::format("{:.6f}\n", l.stats.mean);
   }
   return out;
 }

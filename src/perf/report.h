@@ -32,13 +32,15 @@ enum class Figure { kBandwidth, kLatency, kMessageRate };
 struct FigureView {
   const PerfReport& report;
   Figure figure;
+  bool gbits = false;  // --report_gbits: bandwidth in Gb/s instead of MiB/s
 };
 inline nlohmann::json to_json(const FigureView& v) { return to_json(v.report); }
 inline std::vector<std::string> ticket_devices(const FigureView& v) {
   return ticket_devices(v.report);
 }
-// Gb/s (bandwidth), microseconds (latency: the median, perftest's t_typical),
-// Mpps (message_rate); nothing when the run failed.
+// As Debian 12's perftest (4.5-0.20) prints them, "%lf": bandwidth in MiB/s
+// (2^20 bytes a second; Gb/s with --report_gbits), latency the average in
+// microseconds, message_rate in Mpps; nothing when the run failed.
 std::string format_text(const FigureView& v, const TextStyle& style = {});
 
 }  // namespace rdmacheck::perf

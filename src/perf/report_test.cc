@@ -35,15 +35,18 @@ TEST(Report, TextIsRenderedFromTheJsonDocument) {
   EXPECT_NE(text.find("result: PASS"), std::string::npos) << text;
 }
 
-TEST(Report, OutputPrintsOneNumberPerSize) {
+// perftest 4.5's --output: "%lf" of MiB/s (Gb/s with --report_gbits), of
+// the average latency, of Mpps; a script ported from it reads the same number.
+TEST(Report, OutputPrintsOneNumberPerSizeInPerftestsUnits) {
   const PerfReport r = bw_report();
-  EXPECT_EQ(format_text(FigureView{r, Figure::kBandwidth}), "1.05\n");
+  EXPECT_EQ(format_text(FigureView{r, Figure::kBandwidth}), "125.000000\n");
+  EXPECT_EQ(format_text(FigureView{r, Figure::kBandwidth, true}), "1.048576\n");
   EXPECT_EQ(format_text(FigureView{r, Figure::kMessageRate}), "0.002000\n");
   EXPECT_EQ(format_text(FigureView{r, Figure::kLatency}), "");  // a bw run has none
   PerfReport lat;
   lat.ok = true;
   lat.lat.push_back(LatSample{2, true, LatStats{1000, 1.5, 2.25, 2.5, 9, 12, 20, 0.5}, {}});
-  EXPECT_EQ(format_text(FigureView{lat, Figure::kLatency}), "2.25\n");
+  EXPECT_EQ(format_text(FigureView{lat, Figure::kLatency}), "2.500000\n");  // the mean
   lat.ok = false;  // a failed run has no figure to print
   EXPECT_EQ(format_text(FigureView{lat, Figure::kLatency}), "");
   EXPECT_EQ(to_json(FigureView{r, Figure::kBandwidth}), to_json(r));

@@ -88,6 +88,25 @@ AuthError from_refusal(const json& frame) {
   return e;
 }
 
+// No greeting: every rdmacheck since protocol version 2 greets first, in its
+// framing, so bytes outside the framing or a close at once are another
+// service; silence is another service or an rdmacheck older than version 2.
+AuthError no_greeting(const FrameError& f) {
+  switch (f.fault) {
+    case FrameFault::kNotAFrame:
+    case FrameFault::kClosed:
+      return AuthError{AuthFailure::kForeign, f.error, false};
+    case FrameFault::kTimedOut: {
+      AuthError e{AuthFailure::kSilent, f.error, false};
+      e.error.context += " (the listener sent no greeting)";
+      return e;
+    }
+    case FrameFault::kIo:
+      break;
+  }
+  return AuthError{AuthFailure::kProtocol, f.error, false};
+}
+
 }  // namespace
 
 Result<Psk, AuthError> load_psk(const std::string& file) {
@@ -214,14 +233,8 @@ Result<int, AuthError> greet_client(const Fd& sock, const std::vector<Psk>& keys
 }
 
 Result<Unit, AuthError> meet_server(const Fd& sock, const std::optional<Psk>& key, Deadline d) {
-  auto greeting = recv_frame(sock, d, kMaxAuthFrame);
-  if (!greeting) {
-    AuthError e{AuthFailure::kProtocol, greeting.error(), false};
-    e.error.context +=
-        " (no greeting from the server; an rdmacheck older than protocol version 2 waits for "
-        "the client to speak first: run the same rdmacheck version on both hosts)";
-    return e;
-  }
+  auto greeting = read_frame(sock, d, kMaxAuthFrame);
+  if (!greeting) return no_greeting(greeting.error());
   const std::string type = message_type(*greeting);
   if (type == "error") return from_refusal(*greeting);
   if (type != "greeting") {

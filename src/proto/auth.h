@@ -44,7 +44,9 @@ enum class AuthFailure {
   kServerUnproven,     // the server's proof is wrong: it does not hold this key
   kServerUnkeyed,      // this client has a key and the server runs without one
   kNotAllowed,         // the client's address is not in the server's --allow list
-  kProtocol,           // no greeting, garbage, a truncated or replayed message, another version
+  kProtocol,           // a truncated or replayed message, another version
+  kForeign,            // bytes outside rdmacheck's framing, or closed at once
+  kSilent,             // no greeting: another service, or rdmacheck before v2
 };
 
 using Nonce = std::array<uint8_t, kNonceBytes>;
@@ -86,7 +88,7 @@ nlohmann::json refusal_message(AuthFailure code, const std::string& text);
 namespace rdmacheck {
 template <>
 struct EnumNames<proto::AuthFailure> {
-  static constexpr std::array<std::pair<proto::AuthFailure, std::string_view>, 9> table = {{
+  static constexpr std::array<std::pair<proto::AuthFailure, std::string_view>, 11> table = {{
       {proto::AuthFailure::kNone, "none"},
       {proto::AuthFailure::kKeyFileUnreadable, "auth-key-file-unreadable"},
       {proto::AuthFailure::kKeyFileUnsafe, "auth-key-file-unsafe"},
@@ -96,6 +98,8 @@ struct EnumNames<proto::AuthFailure> {
       {proto::AuthFailure::kServerUnkeyed, "auth-server-unkeyed"},
       {proto::AuthFailure::kNotAllowed, "auth-not-allowed"},
       {proto::AuthFailure::kProtocol, "auth-protocol"},
+      {proto::AuthFailure::kForeign, "not-rdmacheck-serve"},
+      {proto::AuthFailure::kSilent, "no-greeting"},
   }};
 };
 }  // namespace rdmacheck

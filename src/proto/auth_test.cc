@@ -267,10 +267,30 @@ TEST(Auth, TheClientChecksTheServersProofAndGreeting) {
       {{{"type", "greeting"}, {"version", kVersion}, {"auth", "psk"}, {"nonce", "short"}}},
       key("c", 'a'));
   EXPECT_EQ(garbage.error().kind, AuthFailure::kProtocol);
-  // An old server says nothing until the client speaks; its silence ends in a deadline.
-  auto silent = client_against({}, std::nullopt);
-  ASSERT_FALSE(silent.ok());
-  EXPECT_NE(silent.error().error.message().find("no greeting"), std::string::npos);
+  // Every rdmacheck since protocol version 2 greets first, in its framing: a
+  // listener that closes at once, or whose first bytes are no frame, is
+  // another service; silence is another service or a pre-v2 rdmacheck.
+  {
+    auto [s, c] = socket_pair();
+    s = Fd();  // closes at once
+    const auto closed = meet_server(c, std::nullopt, deadline_in(2s));
+    ASSERT_FALSE(closed.ok());
+    EXPECT_EQ(closed.error().kind, AuthFailure::kForeign);
+  }
+  {
+    auto [s, c] = socket_pair();
+    const std::string banner = "SSH-2.0-OpenSSH_9.2p1\r\n";
+    ASSERT_EQ(::send(s.get(), banner.data(), banner.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(banner.size()));
+    EXPECT_EQ(meet_server(c, std::nullopt, deadline_in(2s)).error().kind, AuthFailure::kForeign);
+  }
+  {
+    auto [s, c] = socket_pair();  // s stays open and says nothing
+    const auto silent = meet_server(c, std::nullopt, deadline_in(200ms));
+    ASSERT_FALSE(silent.ok());
+    EXPECT_EQ(silent.error().kind, AuthFailure::kSilent);
+    EXPECT_NE(silent.error().error.message().find("no greeting"), std::string::npos);
+  }
 }
 
 class KeyFile : public ::testing::Test {

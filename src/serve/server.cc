@@ -182,7 +182,17 @@ class DoctorCache {
 struct Shared {
   DoctorCache doctor;
   conn::TrafficPool traffic;
+  // doctor's finding when this host lists no RDMA device: the server still
+  // answers doctor requests and TCP probes, and refuses RDMA tests with it.
+  std::optional<Finding> no_rdma;
 };
+
+// An RDMA test on a server without RDMA: the refusal's code is doctor's
+// finding id, so the client names the server's missing device, not a failure
+// of the connection.
+std::string no_rdma_refusal(const Finding& f) {
+  return fmt::format("this server has no usable RDMA device: {} (fix there: {})", f.summary, f.fix);
+}
 
 void answer_doctor_request(DoctorCache& doctor, const Fd& sock, SessionOutcome& out) {
   const auto [frame, count] = doctor.report();
@@ -279,8 +289,9 @@ void explain_failure(const Result<conn::Endpoint>& ep, proto::Bye& bye) {
 
 // A hello's test, from the endpoint to the bye.
 void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
-              CmAcceptor* acceptor, Admission::Ticket& ticket, conn::TrafficPool& pool,
-              Deadline end, SessionOutcome& out) {
+              CmAcceptor* acceptor, Admission::Ticket& ticket, Shared& shared, Deadline end,
+              SessionOutcome& out) {
+  conn::TrafficPool& pool = shared.traffic;
   auto refuse = [&](const std::string& why) {
     out.outcome = why;
     (void)send_frame(sock, proto::error_message(why), deadline_in(std::chrono::seconds(1)));
@@ -288,6 +299,13 @@ void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
   const conn::EndpointOptions eo = endpoint_options(hello, o, sock);
   // Both halves of the buffer count against the budget, before any is pinned.
   if (auto why = ticket.pin(conn::registered_bytes(eo))) return refuse(*why);
+  if (shared.no_rdma) {  // the test is valid and fits: only the device is missing
+    out.outcome = no_rdma_refusal(*shared.no_rdma);
+    nlohmann::json refused = proto::error_message(out.outcome);
+    refused["code"] = shared.no_rdma->id;
+    (void)send_frame(sock, refused, deadline_in(std::chrono::seconds(1)));
+    return;
+  }
   const bool perf_test = hello.test.perf.has_value();
   proto::Welcome welcome;
   std::optional<Result<conn::Endpoint>> setup;  // emplaced, never assigned: owners keep their order
@@ -420,7 +438,7 @@ SessionEnd session(int id, const Fd& sock, const std::string& peer, const Server
     } else {
       log.line(fmt::format("session {} {} start: {} from {} ({} {})", id, peer, out.test,
                            hello->facts.hostname, hello->facts.device, hello->facts.gid));
-      run_test(*hello, sock, o, acceptor, ticket, shared.traffic, end, out);
+      run_test(*hello, sock, o, acceptor, ticket, shared, end, out);
     }
   }
   return end_line(out);
@@ -485,16 +503,25 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
     std::fprintf(stderr, "rdmacheck serve: %s\n", listener.error().message().c_str());
     return 2;
   }
+  // No RDMA device: say doctor's finding once, and keep answering what needs none.
+  std::optional<Finding> no_rdma = doctor::no_rdma_device(o.fs);
+  if (no_rdma) {
+    log.line(fmt::format(
+        "rdmacheck serve: no usable RDMA device ({}: {}; fix: {}); answering doctor requests and "
+        "TCP probes, refusing RDMA tests with this finding",
+        no_rdma->id, no_rdma->summary, no_rdma->fix));
+  }
   // Clients that connect with --cm meet this listener; without it, the rest still works.
-  auto acceptor = CmAcceptor::start(o.bind, o.tcp_port, o.allow,
-                                    [&log](const std::string& line) { log.line(line); });
-  if (!acceptor) {
+  auto acceptor = no_rdma ? Result<std::unique_ptr<CmAcceptor>>(plain_error("rdma_cm", "no device"))
+                          : CmAcceptor::start(o.bind, o.tcp_port, o.allow,
+                                              [&log](const std::string& line) { log.line(line); });
+  if (!acceptor && !no_rdma) {
     log.line("rdmacheck serve: no rdma_cm listener (--cm clients will be refused): " +
              acceptor.error().message());
   }
   CmAcceptor* cm = acceptor ? acceptor->get() : nullptr;
   Admission slots(effective_limits(o));
-  Shared shared{DoctorCache(o.fs), conn::TrafficPool(o.max_rate)};
+  Shared shared{DoctorCache(o.fs), conn::TrafficPool(o.max_rate), std::move(no_rdma)};
   const Limits& lim = slots.limits();
   log.line(fmt::format(
       "rdmacheck serve: listening on {} port {} ({} sessions, {} per address; {} handshakes, {} "

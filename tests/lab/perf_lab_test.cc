@@ -194,7 +194,7 @@ void expect_perftest_flags(const LabRun& r, const Boot::Part& part) {
   EXPECT_LT(active, 4096);
   for (const char* side : {"local", "peer"}) EXPECT_EQ(big[side]["path_mtu_bytes"], active) << side;
   EXPECT_TRUE(has_warning(big, "-m 4096: the path MTU is")) << big["warnings"].dump();
-  // --output bandwidth: stdout is one number, the Gb/s.
+  // --output bandwidth: stdout is one number, perftest's MiB/s.
   const auto& figure = part.out(r, "h2", 2);
   EXPECT_EQ(part.exit(r, "h2", 2), 0) << r.console;
   ASSERT_TRUE(figure.is_number()) << figure.dump();
@@ -359,6 +359,37 @@ TEST(PerfLab, LossDuringTheTestIsNamedFromTheCounters) {
               evidence.find("out_of_seq_request") != std::string::npos)
       << evidence;
   EXPECT_EQ(run_exit(r, "h2"), 1);  // measured, with a warning
+}
+
+// A script written for perftest reads the same number from rdmacheck: Debian
+// 12's ib_write_bw and rdmacheck bw, side by side over the same pair, each
+// with --output bandwidth (MiB/s; Gb/s with --report_gbits). Emulated rates
+// wander from run to run, so the two agree within a factor of three, where
+// Gb/s against MiB/s would be a factor of 119 apart.
+TEST(PerfLab, OutputBandwidthIsTheNumberPerftestPrints) {
+  const std::string size = "-s 65536 -n 5000 --output bandwidth";
+  const auto r =
+      run_lab({"--setup", "h1:(ib_write_bw " + size + " >/tmp/perftest-server.out 2>&1 &)", "--run",
+               // perftest's client does not retry: try until the server listens.
+               "h2:for i in $(seq 60); do ib_write_bw h1 " + size +
+                   " 2>/dev/null && exit 0; sleep 0.5; done; exit 1",
+               "--run", "h2:rdmacheck bw h1 " + size, "--run",
+               "h2:rdmacheck bw h1 " + size + " --report_gbits"});
+  ASSERT_EQ(run_exit(r, "h2", 0), 0) << r.console;
+  const auto& perftest = run_output(r, "h2", 0);
+  const auto& mib = run_output(r, "h2", 1);
+  const auto& gbits = run_output(r, "h2", 2);
+  ASSERT_TRUE(perftest.is_number()) << perftest.dump() << r.console;
+  ASSERT_TRUE(mib.is_number()) << mib.dump() << r.console;
+  ASSERT_TRUE(gbits.is_number()) << gbits.dump() << r.console;
+  const double p = perftest.get<double>();
+  const double m = mib.get<double>();
+  const double g_as_mib = gbits.get<double>() * 1e9 / 8 / (1 << 20);
+  ASSERT_GT(p, 0);
+  EXPECT_GT(m, p / 3) << "perftest " << p << " MiB/s, rdmacheck " << m;
+  EXPECT_LT(m, p * 3) << "perftest " << p << " MiB/s, rdmacheck " << m;
+  EXPECT_GT(g_as_mib, m / 3) << gbits.get<double>() << " Gb/s against " << m << " MiB/s";
+  EXPECT_LT(g_as_mib, m * 3) << gbits.get<double>() << " Gb/s against " << m << " MiB/s";
 }
 
 }  // namespace

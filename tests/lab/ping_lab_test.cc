@@ -183,7 +183,7 @@ TEST(PingLab, OneHealthyPairEveryKindOfPing) {
   const auto link_local = b.add({"h2:rdmacheck ping h1 -x 0 -n 1 --no-ladder --json"});
   const auto priority = b.add({"h2:rdmacheck ping h1 -T 106 -S 3 -n 2 --no-ladder --json",
                                "h2:rdmacheck bw h1 --tclass 106 --sl 3 -n 200 --json",
-                               "h2:rdmacheck lat h1 -T 106 -S 3 -n 100 --json",
+                               "h2:rdmacheck lat h1 --tclass 106 -S 3 -n 100 --json",
                                "h2:rdmacheck ping h1 -n 1 --no-ladder --json"});
   const auto cm = b.add({"h2:rdmacheck ping h1 --cm -n 3 --json"});
   const auto unreachable = b.add({"h2:rdmacheck ping 198.18.0.99 --json"});

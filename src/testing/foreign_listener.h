@@ -1,0 +1,82 @@
+// Tests only: a loopback listener that is not `rdmacheck serve`, for the
+// client's view of a wrong -p. It accepts one connection at a time and then
+// sends a banner (as sshd does), says nothing (as an HTTP server waiting for
+// a request), or closes at once; it waits for the client to hang up, never
+// for a time.
+#pragma once
+
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "base/fd.h"
+
+namespace rdmacheck::test_util {
+
+class ForeignListener {
+ public:
+  enum class Manner { kBanner, kSilent, kCloseAtOnce };
+
+  explicit ForeignListener(Manner m) : manner_(m), sock_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (!sock_.valid() || ::bind(sock_.get(), reinterpret_cast<sockaddr*>(&a), len) != 0 ||
+        ::listen(sock_.get(), 8) != 0 ||
+        ::getsockname(sock_.get(), reinterpret_cast<sockaddr*>(&a), &len) != 0 ||
+        ::pipe(stop_) != 0) {
+      throw std::runtime_error("ForeignListener: cannot listen on loopback");
+    }
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~ForeignListener() {
+    char c = 0;
+    (void)!::write(stop_[1], &c, 1);
+    thread_.join();
+    ::close(stop_[0]);
+    ::close(stop_[1]);
+  }
+  ForeignListener(const ForeignListener&) = delete;
+  ForeignListener& operator=(const ForeignListener&) = delete;
+  uint16_t port() const { return port_; }
+
+ private:
+  // Waits for FD to be readable or for the destructor; false on the latter.
+  bool wait(int fd) const {
+    pollfd p[2] = {{fd, POLLIN, 0}, {stop_[0], POLLIN, 0}};
+    while (::poll(p, 2, -1) < 0) {
+    }
+    return (p[1].revents & POLLIN) == 0;
+  }
+  void loop() {
+    while (wait(sock_.get())) {
+      Fd c(::accept(sock_.get(), nullptr, nullptr));
+      if (!c.valid() || manner_ == Manner::kCloseAtOnce) continue;
+      if (manner_ == Manner::kBanner) {
+        const std::string banner = "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n";
+        (void)!::send(c.get(), banner.data(), banner.size(), MSG_NOSIGNAL);
+      }
+      // Until the client hangs up (its read of our silence ends) or the test ends.
+      char buf[256];
+      while (wait(c.get()) && ::recv(c.get(), buf, sizeof buf, 0) > 0) {
+      }
+    }
+  }
+
+  Manner manner_;
+  Fd sock_;
+  int stop_[2] = {-1, -1};
+  uint16_t port_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace rdmacheck::test_util
