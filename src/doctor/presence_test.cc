@@ -12,7 +12,7 @@ TEST(Presence, NoRdmaMachineIsExplained) {
   const Fixture fx("no-rdma-vm");
   const auto rs = check_presence(fx.m());
   ASSERT_EQ(ids(rs), std::vector<std::string>{"no-rdma-device"});
-  const Finding& f = *find(rs, "no-rdma-device");
+  const Finding& f = *find(rs, FindingId::kNoRdmaDevice);
   EXPECT_EQ(f.severity, Severity::kFail);
   std::string all;
   for (const auto& e : f.evidence) all += e + "\n";
@@ -33,7 +33,7 @@ TEST(Presence, NamesTheMissingRdmaDriverOfANic) {
   s.write("/lib/modules/6.1.0-27-amd64/kernel/drivers/infiniband/hw/mlx5/mlx5_ib.ko", "");
   const Fixture fx(s.name());
   const auto rs = check_presence(fx.m());
-  const Finding* f = find(rs, "no-rdma-device");
+  const Finding* f = find(rs, FindingId::kNoRdmaDevice);
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->fix.find("modprobe mlx5_ib"), std::string::npos) << f->fix;
   EXPECT_EQ(f->fix.find("Soft-RoCE"), std::string::npos) << f->fix;
