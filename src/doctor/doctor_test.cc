@@ -112,7 +112,8 @@ TEST(Doctor, DefaultTextIsOneLinePerCheckPlusFindings) {
   const std::string verbose = format_text(r, {.detail = Detail::kVerbose});
   size_t finding_lines = 0;
   for (const auto& f : r.findings()) {
-    finding_lines += 1 + f.evidence.size() + (f.fix.empty() ? 0 : 1);
+    // Its line, evidence, fix, and the pointer to its catalogue entry.
+    finding_lines += 1 + f.evidence.size() + (f.fix.empty() ? 0 : 1) + 1;
   }
   ASSERT_EQ(r.findings().size(), 1u) << brief;
   // header, blank + title per layer (6), one line per check, the finding, blank + summary.
@@ -127,6 +128,8 @@ TEST(Doctor, DefaultTextIsOneLinePerCheckPlusFindings) {
   for (const auto& f : rd.findings()) {
     EXPECT_NE(text.find(std::string(id_name(f)) + ": " + f.summary), std::string::npos) << f.id;
     for (const auto& e : f.evidence) EXPECT_NE(text.find(e), std::string::npos) << e;
+    EXPECT_NE(text.find("(rdmacheck explain " + std::string(id_name(f)) + ")\n"), std::string::npos)
+        << f.id;
   }
 }
 

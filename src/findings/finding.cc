@@ -78,6 +78,9 @@ std::string format_finding(const Finding& f) {
                                 f.host.empty() ? "" : fmt::format(" [{}]", f.host), f.summary);
   for (const auto& e : f.evidence) out += fmt::format("       evidence: {}\n", e);
   if (!f.fix.empty()) out += fmt::format("       fix: {}\n", f.fix);
+  // Where its catalogue entry is; a peer's id this build does not know has none.
+  if (f.id != FindingId::kForeign)
+    out += fmt::format("       (rdmacheck explain {})\n", name_of(f.id));
   return out;
 }
 

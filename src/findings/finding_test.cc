@@ -19,6 +19,26 @@ TEST(Findings, ExitStatusFollowsTheWorstSeverity) {
   EXPECT_EQ(format_finding(fail).rfind("FAIL port-down: ", 0), 0u);
 }
 
+// Every printed finding points at its catalogue entry; a peer's id this
+// build does not know is printed, and written, as it came.
+TEST(Findings, TextEndsWithTheExplainCommand) {
+  Finding f = make_finding(FindingId::kMtuBlackHole, Severity::kFail, Layer::kConnection,
+                           "messages up to 1024 bytes pass, 4096 bytes fail");
+  f.evidence = {"netdev MTU 9000 here, 1500 on h2"};
+  f.fix = "set the same MTU";
+  EXPECT_EQ(format_finding(f),
+            "FAIL mtu-black-hole: messages up to 1024 bytes pass, 4096 bytes fail\n"
+            "       evidence: netdev MTU 9000 here, 1500 on h2\n"
+            "       fix: set the same MTU\n"
+            "       (rdmacheck explain mtu-black-hole)\n");
+  Finding peer;
+  set_id_from_wire(peer, "nic-on-fire");
+  peer.severity = Severity::kWarn;
+  peer.summary = "from a newer peer";
+  EXPECT_EQ(format_finding(peer), "WARN nic-on-fire: from a newer peer\n");
+  EXPECT_EQ(to_json(peer)["id"], "nic-on-fire");
+}
+
 TEST(Findings, SameIdComparesForeignIdsByName) {
   Finding a;
   Finding b;
