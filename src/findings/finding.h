@@ -72,7 +72,8 @@ nlohmann::json to_json(const std::vector<Finding>& fs);
 int exit_status(const std::vector<Finding>& fs);
 Severity worst(const std::vector<Finding>& fs);
 
-// Text rendering: "FAIL firewall-blocks-roce: summary" + indented evidence and fix.
+// Text rendering: "FAIL firewall-blocks-roce: summary" + indented evidence and fix,
+// then "(rdmacheck explain firewall-blocks-roce)", where its catalogue entry is.
 std::string format_finding(const Finding& f);
 
 }  // namespace rdmacheck
