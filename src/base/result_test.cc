@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "findings/finding.h"
-
 namespace rdmacheck {
 namespace {
 
@@ -25,20 +23,6 @@ TEST(Result, HoldsValueOrError) {
   Result<int> b = plain_error("x", "y");
   EXPECT_FALSE(b.ok());
   EXPECT_EQ(b.error().call, "x");
-}
-
-TEST(Findings, ExitStatusFollowsTheWorstSeverity) {
-  Finding info{"a", Severity::kInfo};
-  Finding warn{"b", Severity::kWarn};
-  Finding fail{"c", Severity::kFail};
-  EXPECT_EQ(exit_status({}), 0);
-  EXPECT_EQ(exit_status({info}), 0);
-  EXPECT_EQ(exit_status({info, warn}), 1);
-  EXPECT_EQ(exit_status({warn, fail, info}), 2);
-  const auto j = to_json(fail);
-  EXPECT_EQ(j["severity"], "fail");
-  EXPECT_EQ(j["id"], "c");
-  EXPECT_EQ(format_finding(fail).rfind("FAIL c: ", 0), 0u);
 }
 
 }  // namespace

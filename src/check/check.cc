@@ -43,18 +43,20 @@ std::string traffic_passed(const CheckReport& r) {
 // warnings about the same selection as its evidence.
 void fold_warnings_under_forced_selection(LayerReport& l) {
   auto forced = std::find_if(l.findings.begin(), l.findings.end(), [](const Finding& f) {
-    return f.id.rfind("forced-", 0) == 0 && f.severity == Severity::kFail;
+    return f.is_any({FindingId::kForcedDeviceUnusable, FindingId::kForcedPortUnusable,
+                     FindingId::kForcedGidUnusable}) &&
+           f.severity == Severity::kFail;
   });
   if (forced == l.findings.end()) return;
   Finding& top = *forced;
   std::vector<Finding> kept;
   for (auto& f : l.findings) {
-    if (&f != &top && f.id == "ping-warning") {
+    if (&f != &top && f.id == FindingId::kPingWarning) {
       top.evidence.push_back("warned: " + f.summary);
     }
   }
   for (auto& f : l.findings) {
-    if (f.id != "ping-warning") kept.push_back(std::move(f));
+    if (f.id != FindingId::kPingWarning) kept.push_back(std::move(f));
   }
   l.findings = std::move(kept);
 }
@@ -115,7 +117,7 @@ void soften_ud_failure(const conn::PingReport& rc, std::vector<Finding>& ud_find
 void add_tcp_evidence(const conn::TcpProbeReport& tcp, std::vector<Finding>& fs) {
   if (!tcp.connected) return;
   for (auto& f : fs) {
-    if (f.severity != Severity::kFail && f.id != "roce-loss") continue;
+    if (f.severity != Severity::kFail && f.id != FindingId::kRoceLoss) continue;
     if (!tcp.lossy()) {
       f.evidence.push_back(conn::describe(tcp) +
                            ": TCP between the same addresses is clean, so the path itself "
@@ -144,15 +146,16 @@ bool fold_retry_exhaustion_into_loss(const conn::PingReport& rc, std::vector<Fin
   const int answered = conn::answered_round_trips(rc.obs);
   if (answered == 0) return false;  // nothing got through: that is no loss rate
   const auto lost = std::find_if(layer2.begin(), layer2.end(), [](const Finding& f) {
-    return f.id == "roce-packets-lost" && f.severity == Severity::kFail;
+    return f.id == FindingId::kRocePacketsLost && f.severity == Severity::kFail;
   });
   const auto loss = std::find_if(layer2.begin(), layer2.end(),
-                                 [](const Finding& f) { return f.id == "roce-loss"; });
+                                 [](const Finding& f) { return f.id == FindingId::kRoceLoss; });
   if (lost == layer2.end() || loss == layer2.end()) return false;
   // A rule, or another failure, explains the lost messages better than a rate.
   const bool explained = std::any_of(layer2.begin(), layer2.end(), [&](const Finding& f) {
-    return f.id.rfind("firewall-", 0) == 0 ||
-           (f.severity == Severity::kFail && f.id != "roce-packets-lost");
+    return f.is_any({FindingId::kFirewallBlocksRoce, FindingId::kFirewallBlocksSomeRoce,
+                     FindingId::kFirewallUnreadable}) ||
+           (f.severity == Severity::kFail && f.id != FindingId::kRocePacketsLost);
   });
   if (explained) return false;
   loss->evidence.push_back(
@@ -182,11 +185,11 @@ std::optional<Finding> unfinished_test_finding(const perf::PerfReport& rep, bool
   // then are the observation that packets were lost.
   const bool counted_loss =
       std::any_of(rep.findings.begin(), rep.findings.end(),
-                  [](const Finding& f) { return f.id == "packet-loss-during-test"; });
+                  [](const Finding& f) { return f.id == FindingId::kPacketLossDuringTest; });
   if (rep.failed == conn::Stage::kTraffic && (layer2_saw_loss || counted_loss)) {
     // The probes got through: a test that ran out of retries or time under
     // measured loss is what that loss costs, not a dead path.
-    Finding f{"perf-test-failed", Severity::kWarn, Layer::kPerformance,
+    Finding f{FindingId::kPerfTestFailed, Severity::kWarn, Layer::kPerformance,
               fmt::format("the {} {} test could not finish under the loss {}: RC's go-back-N "
                           "retransmissions ran out of retries or time",
                           name_of(spec.op), name_of(spec.kind),
@@ -194,7 +197,7 @@ std::optional<Finding> unfinished_test_finding(const perf::PerfReport& rep, bool
     f.evidence.push_back(rep.error);
     return f;
   }
-  Finding f{"perf-test-failed", Severity::kFail, Layer::kPerformance,
+  Finding f{FindingId::kPerfTestFailed, Severity::kFail, Layer::kPerformance,
             fmt::format("the {} {} test failed at {}", name_of(spec.op), name_of(spec.kind),
                         name_of(rep.failed))};
   f.evidence.push_back(rep.error);
@@ -375,7 +378,7 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
     }
     for (auto f : rep.findings) merge(layer(r, Layer::kConnection), std::move(f));
     for (const auto& w : rep.warnings) {
-      Finding f{"ping-warning", Severity::kWarn, Layer::kConnection, w};
+      Finding f{FindingId::kPingWarning, Severity::kWarn, Layer::kConnection, w};
       merge(layer(r, Layer::kConnection), std::move(f));
     }
     if (p.cm && !r.pings.empty()) {
@@ -385,13 +388,13 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
         auto& l2 = layer(r, Layer::kConnection).findings;
         for (auto it = l2.begin(); it != l2.end();) {
           const bool from_cm = std::any_of(rep.findings.begin(), rep.findings.end(),
-                                           [&](const Finding& f) { return f.id == it->id; });
+                                           [&](const Finding& f) { return same_id(f, *it); });
           if (!from_cm || d->severity != Severity::kFail) {
             ++it;
             continue;
           }
           d->evidence.push_back(fmt::format("consequence: {} {}: {}", severity_name(it->severity),
-                                            it->id, it->summary));
+                                            id_name(*it), it->summary));
           it = l2.erase(it);
         }
         merge(layer(r, Layer::kConnection), std::move(*d));
@@ -424,7 +427,7 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
     if (f.layer != Layer::kConnection) continue;
     auto& l2 = layer(r, Layer::kConnection).findings;
     const bool told = std::any_of(l2.begin(), l2.end(), [&](const Finding& h) {
-      return h.id == f.id && h.host.empty();  // the probe's own finding already names the rule
+      return same_id(h, f) && h.host.empty();  // the probe's own finding already names the rule
     });
     if (told) continue;
     merge(layer(r, Layer::kConnection), passed.empty() ? f : judged_by_traffic(f, passed));

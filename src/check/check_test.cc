@@ -24,7 +24,7 @@ proto::HostFacts facts(int netdev_mtu, const std::string& gid_type, double rate)
 
 std::vector<std::string> ids(const std::vector<Finding>& fs) {
   std::vector<std::string> out;
-  for (const auto& f : fs) out.push_back(f.id);
+  for (const auto& f : fs) out.emplace_back(id_name(f));
   return out;
 }
 
@@ -46,9 +46,10 @@ TEST(Check, ComparisonNamesEachDifference) {
 
 TEST(Check, LayerStatusAndExitStatus) {
   EXPECT_EQ(status_of({}), LayerStatus::kPass);
-  EXPECT_EQ(status_of({Finding{"a", Severity::kInfo}}), LayerStatus::kPass);
-  EXPECT_EQ(status_of({Finding{"a", Severity::kWarn}}), LayerStatus::kWarn);
-  EXPECT_EQ(status_of({Finding{"a", Severity::kWarn}, Finding{"b", Severity::kFail}}),
+  EXPECT_EQ(status_of({Finding{FindingId::kDataValidated, Severity::kInfo}}), LayerStatus::kPass);
+  EXPECT_EQ(status_of({Finding{FindingId::kMtuMismatch, Severity::kWarn}}), LayerStatus::kWarn);
+  EXPECT_EQ(status_of({Finding{FindingId::kMtuMismatch, Severity::kWarn},
+                       Finding{FindingId::kPortDown, Severity::kFail}}),
             LayerStatus::kFail);
   CheckReport r;
   r.layers = {LayerReport{Layer::kDevice, LayerStatus::kWarn},
@@ -97,11 +98,12 @@ TEST(Check, TopFindingsPutFailuresFirst) {
       LayerReport{Layer::kDevice,
                   LayerStatus::kWarn,
                   "",
-                  {Finding{"mtu-not-jumbo", Severity::kWarn}, Finding{"x", Severity::kInfo}}},
+                  {Finding{FindingId::kMtuNotJumbo, Severity::kWarn},
+                   Finding{FindingId::kVersionMismatch, Severity::kInfo}}},
       LayerReport{Layer::kConnection,
                   LayerStatus::kFail,
                   "",
-                  {Finding{"firewall-blocks-roce", Severity::kFail}}},
+                  {Finding{FindingId::kFirewallBlocksRoce, Severity::kFail}}},
       LayerReport{Layer::kPerformance, LayerStatus::kNotRun, "the connection layer failed"}};
   EXPECT_EQ(ids(top_findings(r, 5)),
             (std::vector<std::string>{"firewall-blocks-roce", "mtu-not-jumbo"}));
@@ -127,12 +129,13 @@ size_t occurrences(const std::string& text, const std::string& what) {
 // first finding to fix and its fix.
 TEST(Check, EvidenceOnceAndBriefText) {
   CheckReport r;
-  Finding fw = make_finding("firewall-blocks-roce", Severity::kFail, Layer::kConnection,
+  Finding fw = make_finding(FindingId::kFirewallBlocksRoce, Severity::kFail, Layer::kConnection,
                             "UDP 4791 is dropped on h1");
   fw.host = "h1";
   fw.evidence = {"iptables -A INPUT -p udp -m udp --dport 4791 -j DROP"};
   fw.fix = "iptables -I INPUT -p udp --dport 4791 -j ACCEPT";
-  Finding mtu = make_finding("mtu-not-jumbo", Severity::kWarn, Layer::kDevice, "eth0 MTU 1500");
+  Finding mtu =
+      make_finding(FindingId::kMtuNotJumbo, Severity::kWarn, Layer::kDevice, "eth0 MTU 1500");
   mtu.evidence = {"/sys/class/net/eth0/mtu: 1500"};
   r.layers = {
       LayerReport{Layer::kDevice, LayerStatus::kWarn, "", {mtu}, 0.4},
@@ -157,9 +160,9 @@ TEST(Check, EvidenceOnceAndBriefText) {
             "result: FAIL (exit status 2)\n");
 }
 
-Finding doc(const std::string& id, Severity s, const std::string& host,
-            std::vector<std::string> evidence, const std::string& subject = "") {
-  Finding f = make_finding(id, s, Layer::kDevice, id + " summary");
+Finding doc(FindingId id, Severity s, const std::string& host, std::vector<std::string> evidence,
+            const std::string& subject = "") {
+  Finding f = make_finding(id, s, Layer::kDevice, std::string(name_of(id)) + " summary");
   f.host = host;
   f.evidence = std::move(evidence);
   f.subject = subject;
@@ -168,11 +171,11 @@ Finding doc(const std::string& id, Severity s, const std::string& host,
 
 TEST(Check, TheSameFindingFromBothHostsIsOneNamingBoth) {
   std::vector<Finding> fs;
-  merge_finding(fs, doc("software-rdma-device", Severity::kInfo, "h2",
+  merge_finding(fs, doc(FindingId::kSoftwareRdmaDevice, Severity::kInfo, "h2",
                         {"the CPU does the transport", "rate 2.5 Gb/sec (1X SDR)"}));
-  merge_finding(fs, doc("software-rdma-device", Severity::kInfo, "h1",
+  merge_finding(fs, doc(FindingId::kSoftwareRdmaDevice, Severity::kInfo, "h1",
                         {"the CPU does the transport", "rxe0 on eth0"}));
-  merge_finding(fs, doc("software-rdma-device", Severity::kInfo, "h1",
+  merge_finding(fs, doc(FindingId::kSoftwareRdmaDevice, Severity::kInfo, "h1",
                         {"the CPU does the transport"}));  // again: nothing twice
   ASSERT_EQ(fs.size(), 1u);
   EXPECT_EQ(fs[0].host, "h2, h1");
@@ -193,8 +196,8 @@ TEST(Check, ThePortUnderTestIsTheForcedOneOrTheFirstActive) {
 
 // mlx4-degraded: port 2 is DOWN/Polling, port 1 is the one tested.
 TEST(Check, AnotherPortsStateIsInfoAndNeverStopsTheCheck) {
-  std::vector<Finding> fs = {doc("port-down", Severity::kFail, "h1", {}, "mlx4_0/2"),
-                             doc("port-down", Severity::kFail, "h1", {}, "mlx4_0/1")};
+  std::vector<Finding> fs = {doc(FindingId::kPortDown, Severity::kFail, "h1", {}, "mlx4_0/2"),
+                             doc(FindingId::kPortDown, Severity::kFail, "h1", {}, "mlx4_0/1")};
   scope_to_port(fs, "mlx4_0/1");
   EXPECT_EQ(fs[0].severity, Severity::kInfo);
   EXPECT_NE(fs[0].summary.find("not the port under test, mlx4_0/1"), std::string::npos);
@@ -203,7 +206,7 @@ TEST(Check, AnotherPortsStateIsInfoAndNeverStopsTheCheck) {
 }
 
 TEST(Check, ConfigurationNeverFailsALayerWhoseTrafficPassed) {
-  Finding f = doc("firewall-blocks-roce", Severity::kFail, "h1",
+  Finding f = doc(FindingId::kFirewallBlocksRoce, Severity::kFail, "h1",
                   {"iptables -A INPUT -p udp -m udp --dport 4791 -j DROP"});
   f.summary = "the packet filter drops RoCE v2 (UDP port 4791): no data or ACK gets through";
   const Finding j = judged_by_traffic(f, "5/5 RC pings and the size ladder to h1 were answered");
@@ -212,11 +215,11 @@ TEST(Check, ConfigurationNeverFailsALayerWhoseTrafficPassed) {
   EXPECT_NE(j.summary.find("5/5 RC pings"), std::string::npos) << j.summary;
   EXPECT_EQ(j.evidence, f.evidence);
   // A rule matching only some packets, none of this path's: it says so too.
-  Finding some = doc("firewall-blocks-some-roce", Severity::kWarn, "h1", {});
+  Finding some = doc(FindingId::kFirewallBlocksSomeRoce, Severity::kWarn, "h1", {});
   some.summary = "the packet filter drops some RoCE v2 (UDP port 4791) packets";
   EXPECT_NE(judged_by_traffic(some, "5/5 RC pings").summary.find("it does not drop this traffic"),
             std::string::npos);
-  const Finding info = doc("memlock-low", Severity::kInfo, "h1", {});
+  const Finding info = doc(FindingId::kMemlockLowButPrivileged, Severity::kInfo, "h1", {});
   EXPECT_EQ(judged_by_traffic(info, "x").summary, info.summary);
 }
 
@@ -239,8 +242,8 @@ TEST(Check, LocalPortFindingsAreJudgedOnThePortTheConnectionUsed) {
   EXPECT_FALSE(port_known_before_connection({}));
   EXPECT_EQ(tested_port(std::nullopt, {}, {}), "");  // nothing known: nothing downgraded
 
-  std::vector<Finding> fs = {doc("gid-missing", Severity::kFail, "h1", {}, "rxe1/1"),
-                             doc("port-down", Severity::kFail, "h1", {}, "rxe0/1")};
+  std::vector<Finding> fs = {doc(FindingId::kGidTableEmpty, Severity::kFail, "h1", {}, "rxe1/1"),
+                             doc(FindingId::kPortDown, Severity::kFail, "h1", {}, "rxe0/1")};
   scope_to_port(fs, tested_port(used, ports, {}));
   EXPECT_EQ(fs[0].severity, Severity::kFail);
   EXPECT_EQ(fs[1].severity, Severity::kInfo);
@@ -268,7 +271,7 @@ TEST(Check, RdmaCmOnAnotherDeviceThanTheVerbsPathIsNamedWithItsFix) {
   cm.obs.error = "UNREACHABLE instead of ESTABLISHED";
   auto f = cm_device_differs(verbs, cm);
   ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(f->id, "cm-device-differs");
+  EXPECT_EQ(f->id, FindingId::kCmDeviceDiffers);
   EXPECT_EQ(f->severity, Severity::kFail);
   EXPECT_NE(f->fix.find("--src 198.18.0.2"), std::string::npos) << f->fix;
   EXPECT_NE(f->fix.find("UCX_RDMA_CM_SOURCE_ADDRESS=198.18.0.2"), std::string::npos) << f->fix;
@@ -297,7 +300,7 @@ TEST(Check, TheDegradedMlx4sDownSecondPortDoesNotFailTheDeviceLayer) {
   scope_to_port(fs, under_test);
   bool saw_port2 = false;
   for (const auto& f : fs) {
-    if (f.id == "port-down") {
+    if (f.id == FindingId::kPortDown) {
       saw_port2 = true;
       EXPECT_EQ(f.subject, "mlx4_0/2");
       EXPECT_EQ(f.severity, Severity::kInfo);
@@ -311,7 +314,7 @@ TEST(Check, TheDegradedMlx4sDownSecondPortDoesNotFailTheDeviceLayer) {
   auto forced = d.findings();
   scope_to_port(forced, port_under_test(port_states(d), "", 2));
   for (const auto& f : forced) {
-    if (f.id == "port-down") {
+    if (f.id == FindingId::kPortDown) {
       EXPECT_EQ(f.severity, Severity::kFail);
     }
   }
@@ -320,18 +323,19 @@ TEST(Check, TheDegradedMlx4sDownSecondPortDoesNotFailTheDeviceLayer) {
 // Lab, h1 with 'udp dport 4791 meta length 600-65535 drop': the ladder's black
 // hole and h1's doctor finding about the rule are one story, the rule on top.
 TEST(Check, TheRuleAndTheBlackHoleItCausesAreOneFinding) {
-  Finding hole = make_finding("mtu-black-hole", Severity::kFail, Layer::kConnection,
+  Finding hole = make_finding(FindingId::kMtuBlackHole, Severity::kFail, Layer::kConnection,
                               "messages up to 512 bytes pass, 1024 bytes fail: something on the "
                               "path drops large frames");
   hole.evidence = {"1024 B: transport retry counter exceeded (12) on send (rxe0 port 1 qpn 0x11)"};
-  Finding rule = make_finding("firewall-blocks-some-roce", Severity::kWarn, Layer::kConnection,
-                              "the packet filter drops some RoCE v2 (UDP port 4791) packets");
+  Finding rule =
+      make_finding(FindingId::kFirewallBlocksSomeRoce, Severity::kWarn, Layer::kConnection,
+                   "the packet filter drops some RoCE v2 (UDP port 4791) packets");
   rule.host = "h1";
   rule.evidence = {
       "nft inet lenfilter input: udp dport 4791 meta length 600-65535 drop [matches only some "
       "packets: by meta length 600-65535]"};
   Finding other =
-      make_finding("memlock-low-but-privileged", Severity::kInfo, Layer::kConnection, "x");
+      make_finding(FindingId::kMemlockLowButPrivileged, Severity::kInfo, Layer::kConnection, "x");
   std::vector<Finding> fs = {hole, other, rule};
   fold_under_firewall(fs);
   ASSERT_EQ(ids(fs),
@@ -374,7 +378,7 @@ TEST(Check, ATestThatRanOutOfRetriesUnderLossIsAWarn) {
   EXPECT_EQ(f->severity, Severity::kWarn);
   EXPECT_NE(f->summary.find("the loss layer 2 measured"), std::string::npos) << f->summary;
   // Only the test's own counters did.
-  rep.findings.push_back(make_finding("packet-loss-during-test", Severity::kWarn,
+  rep.findings.push_back(make_finding(FindingId::kPacketLossDuringTest, Severity::kWarn,
                                       Layer::kPerformance, "requests were lost"));
   f = unfinished_test_finding(rep, false);
   ASSERT_TRUE(f);
@@ -385,7 +389,8 @@ TEST(Check, ATestThatRanOutOfRetriesUnderLossIsAWarn) {
   rep.failed = conn::Stage::kHandshake;
   EXPECT_EQ(unfinished_test_finding(rep, true)->severity, Severity::kFail);
   // The test's own FAIL already says why: nothing to add.
-  rep.findings.push_back(make_finding("x", Severity::kFail, Layer::kPerformance, "y"));
+  rep.findings.push_back(
+      make_finding(FindingId::kDataValidationFailed, Severity::kFail, Layer::kPerformance, "y"));
   EXPECT_FALSE(unfinished_test_finding(rep, true));
 }
 
@@ -402,13 +407,13 @@ TEST(Check, RetriesRunOutUnderMeasuredLossIsTheLossNotADeadPath) {
   rc.obs.error = "completion status transport retry counter exceeded after the QPs reached RTS";
   rc.obs.pings_ok = 27;
   std::vector<Finding> l2 = {
-      make_finding("roce-packets-lost", Severity::kFail, Layer::kConnection, "27 answered"),
-      make_finding("roce-loss", Severity::kWarn, Layer::kConnection, "1 of 28 probes"),
-      make_finding("memlock-low-but-privileged", Severity::kInfo, Layer::kConnection, "")};
+      make_finding(FindingId::kRocePacketsLost, Severity::kFail, Layer::kConnection, "27 answered"),
+      make_finding(FindingId::kRoceLoss, Severity::kWarn, Layer::kConnection, "1 of 28 probes"),
+      make_finding(FindingId::kMemlockLowButPrivileged, Severity::kInfo, Layer::kConnection, "")};
   auto folded = l2;
   ASSERT_TRUE(fold_retry_exhaustion_into_loss(rc, folded));
   ASSERT_EQ(folded.size(), 2u);
-  EXPECT_EQ(folded[0].id, "roce-loss");
+  EXPECT_EQ(folded[0].id, FindingId::kRoceLoss);
   EXPECT_EQ(folded[0].severity, Severity::kWarn);
   EXPECT_NE(folded[0].evidence.back().find("consequence: after 27 answered round trips"),
             std::string::npos)
@@ -424,12 +429,13 @@ TEST(Check, RetriesRunOutUnderMeasuredLossIsTheLossNotADeadPath) {
   EXPECT_FALSE(fold_retry_exhaustion_into_loss(rc, unmeasured));
   // A firewall rule explains it better than a rate (firewall-by-size).
   auto ruled = l2;
-  ruled.push_back(
-      make_finding("firewall-blocks-some-roce", Severity::kWarn, Layer::kConnection, "-m length"));
+  ruled.push_back(make_finding(FindingId::kFirewallBlocksSomeRoce, Severity::kWarn,
+                               Layer::kConnection, "-m length"));
   EXPECT_FALSE(fold_retry_exhaustion_into_loss(rc, ruled));
   // Another FAIL (an MTU black hole) too.
   auto mtu = l2;
-  mtu.push_back(make_finding("mtu-black-hole", Severity::kFail, Layer::kConnection, "4 KiB"));
+  mtu.push_back(
+      make_finding(FindingId::kMtuBlackHole, Severity::kFail, Layer::kConnection, "4 KiB"));
   EXPECT_FALSE(fold_retry_exhaustion_into_loss(rc, mtu));
   // UD has no retries to run out of.
   auto ud = l2;
@@ -462,7 +468,7 @@ TEST(Check, APeerThatDoesNotAnswerIsNamedInTheConnectionLayerAtOnce) {
   const auto& conn = r.layers[static_cast<size_t>(Layer::kConnection)];
   EXPECT_EQ(conn.status, LayerStatus::kFail);
   ASSERT_FALSE(conn.findings.empty());
-  EXPECT_EQ(conn.findings[0].id, "server-not-listening");
+  EXPECT_EQ(conn.findings[0].id, FindingId::kServerNotListening);
   EXPECT_NE(conn.findings[0].summary.find("127.0.0.1"), std::string::npos);
   EXPECT_EQ(r.layers[static_cast<size_t>(Layer::kPerformance)].status, LayerStatus::kNotRun);
   EXPECT_TRUE(r.pings.empty());   // no layer-2 ping waited out the same refusal
@@ -474,7 +480,7 @@ TEST(Check, AListenerThatIsNotRdmacheckIsNamedAsThat) {
   const auto r = check_against(banner.port());
   const auto& conn = r.layers[static_cast<size_t>(Layer::kConnection)];
   ASSERT_FALSE(conn.findings.empty());
-  EXPECT_EQ(conn.findings[0].id, "not-rdmacheck-serve");
+  EXPECT_EQ(conn.findings[0].id, FindingId::kNotRdmacheckServe);
   EXPECT_NE(conn.findings[0].fix.find("check -p / the port"), std::string::npos)
       << conn.findings[0].fix;
 }

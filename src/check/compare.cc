@@ -24,7 +24,7 @@ std::vector<Finding> compare_hosts(const proto::HostFacts& l, const proto::HostF
     return fmt::format("{}: {} here, {} on {}", what, a, b, peer_name);
   };
   if (l.netdev_mtu != 0 && p.netdev_mtu != 0 && l.netdev_mtu != p.netdev_mtu) {
-    Finding f = make_finding("mtu-mismatch", Severity::kWarn, Layer::kDevice,
+    Finding f = make_finding(FindingId::kMtuMismatch, Severity::kWarn, Layer::kDevice,
                              "the two hosts' netdev MTUs differ: RoCE uses the smaller "
                              "path MTU, and anything sized for the larger one is dropped");
     f.evidence.push_back(both("netdev MTU", l.netdev_mtu, p.netdev_mtu));
@@ -35,14 +35,14 @@ std::vector<Finding> compare_hosts(const proto::HostFacts& l, const proto::HostF
     out.push_back(std::move(f));
   }
   if (!l.gid_type.empty() && !p.gid_type.empty() && l.gid_type != p.gid_type) {
-    Finding f = make_finding("gid-type-mismatch", Severity::kFail, Layer::kDevice,
+    Finding f = make_finding(FindingId::kGidTypeMismatch, Severity::kFail, Layer::kDevice,
                              "the two hosts use different GID types");
     f.evidence.push_back(both("GID type", l.gid_type, p.gid_type));
     f.fix = "use the RoCE v2 GID of the right address on both sides (-x N)";
     out.push_back(std::move(f));
   }
   if (l.rate_gbps > 0 && p.rate_gbps > 0 && l.rate_gbps != p.rate_gbps) {
-    Finding f = make_finding("link-rate-mismatch", Severity::kWarn, Layer::kDevice,
+    Finding f = make_finding(FindingId::kLinkRateMismatch, Severity::kWarn, Layer::kDevice,
                              "the two ports run at different rates: the slower one bounds "
                              "the link");
     f.evidence.push_back(both("port rate (Gb/s)", l.rate_gbps, p.rate_gbps));
@@ -50,7 +50,7 @@ std::vector<Finding> compare_hosts(const proto::HostFacts& l, const proto::HostF
     out.push_back(std::move(f));
   }
   if (!l.version.empty() && !p.version.empty() && l.version != p.version) {
-    Finding f = make_finding("version-mismatch", Severity::kInfo, Layer::kDevice,
+    Finding f = make_finding(FindingId::kVersionMismatch, Severity::kInfo, Layer::kDevice,
                              "the two hosts run different rdmacheck versions");
     f.evidence.push_back(both("rdmacheck", l.version, p.version));
     out.push_back(std::move(f));
@@ -70,7 +70,7 @@ int exit_status(const CheckReport& r) {
 }
 
 void merge_finding(std::vector<Finding>& fs, Finding f) {
-  auto have = std::find_if(fs.begin(), fs.end(), [&](const Finding& h) { return h.id == f.id; });
+  auto have = std::find_if(fs.begin(), fs.end(), [&](const Finding& h) { return same_id(h, f); });
   if (have == fs.end()) {
     fs.push_back(std::move(f));
     return;
@@ -156,7 +156,8 @@ std::optional<Finding> cm_device_differs(const conn::PingReport& verbs,
   if (v->device == c->device && v->port == c->port) return std::nullopt;
   const bool failed = cm.obs.failed != conn::Stage::kDone;
   const std::string src = v->local_address.empty() ? "ADDR" : v->local_address;
-  Finding f{"cm-device-differs", failed ? Severity::kFail : Severity::kWarn, Layer::kConnection,
+  Finding f{FindingId::kCmDeviceDiffers, failed ? Severity::kFail : Severity::kWarn,
+            Layer::kConnection,
             fmt::format("rdma_cm resolved {} to {} port {}, but the route towards it uses {} "
                         "port {}{}",
                         cm.options.target.host, c->device, c->port, v->device, v->port,
@@ -180,14 +181,12 @@ std::optional<Finding> cm_device_differs(const conn::PingReport& verbs,
 }
 
 void fold_under_firewall(std::vector<Finding>& fs) {
-  auto is = [](const Finding& f, std::initializer_list<const char*> ids) {
-    return std::any_of(ids.begin(), ids.end(), [&](const char* id) { return f.id == id; });
-  };
-  auto cause = std::find_if(fs.begin(), fs.end(), [&](const Finding& f) {
-    return is(f, {"firewall-blocks-roce", "firewall-blocks-some-roce"});
+  auto cause = std::find_if(fs.begin(), fs.end(), [](const Finding& f) {
+    return f.is_any({FindingId::kFirewallBlocksRoce, FindingId::kFirewallBlocksSomeRoce});
   });
-  auto effect = std::find_if(fs.begin(), fs.end(), [&](const Finding& f) {
-    return f.severity == Severity::kFail && is(f, {"mtu-black-hole", "roce-packets-lost"});
+  auto effect = std::find_if(fs.begin(), fs.end(), [](const Finding& f) {
+    return f.severity == Severity::kFail &&
+           f.is_any({FindingId::kMtuBlackHole, FindingId::kRocePacketsLost});
   });
   if (cause == fs.end() || effect == fs.end()) return;
   Finding folded = *cause;
@@ -198,10 +197,10 @@ void fold_under_firewall(std::vector<Finding>& fs) {
       "a firewall rule{} matches RoCE v2 (UDP 4791) packets, and such packets died "
       "here: {}",
       folded.host.empty() ? "" : " on " + folded.host, seen);
-  folded.evidence.push_back(fmt::format("consequence: {}: {}", effect->id, effect->summary));
+  folded.evidence.push_back(fmt::format("consequence: {}: {}", id_name(*effect), effect->summary));
   for (const auto& e : effect->evidence) folded.evidence.push_back(e);
-  const std::string effect_id = effect->id;
-  const std::string cause_id = cause->id;
+  const FindingId effect_id = effect->id;
+  const FindingId cause_id = cause->id;
   std::vector<Finding> out;
   out.push_back(std::move(folded));
   for (auto& f : fs) {
@@ -211,7 +210,7 @@ void fold_under_firewall(std::vector<Finding>& fs) {
 }
 
 Finding judged_by_traffic(Finding f, const std::string& what_passed) {
-  if (f.id == "firewall-blocks-roce" || f.id == "firewall-blocks-some-roce") {
+  if (f.is_any({FindingId::kFirewallBlocksRoce, FindingId::kFirewallBlocksSomeRoce})) {
     // Whatever the rule would drop, it did not drop this path's traffic.
     f.severity = std::min(f.severity, Severity::kWarn);
     f.summary = fmt::format(

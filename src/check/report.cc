@@ -172,7 +172,7 @@ std::string brief_text(const CheckReport& r, bool color) {
   const auto top = top_findings(r, 1);
   if (!top.empty()) {
     const auto& f = top[0];
-    out += fmt::format("  first to fix: {} {}{}: {}\n", severity_name(f.severity), f.id,
+    out += fmt::format("  first to fix: {} {}{}: {}\n", severity_name(f.severity), id_name(f),
                        f.host.empty() ? "" : " [" + f.host + "]", f.summary);
     if (!f.fix.empty()) out += "  fix: " + f.fix + "\n";
   }
@@ -222,7 +222,7 @@ std::string format_text(const CheckReport& r, const TextStyle& style) {
   const auto top = top_findings(r, 5);
   if (!top.empty()) {
     std::string ids;
-    for (const auto& f : top) ids += (ids.empty() ? "" : ", ") + f.id;
+    for (const auto& f : top) ids += fmt::format("{}{}", ids.empty() ? "" : ", ", id_name(f));
     out += "  fix first (see above): " + ids + "\n";
   }
   out += expired_line(r);

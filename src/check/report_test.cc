@@ -33,8 +33,9 @@ json printed(const CheckReport& r) {
                      read_ticket_header(FsRoot(doctor::testing::kFixtures + "/rxe-lab-h1"), run));
 }
 
-Finding finding(const std::string& id, Severity sev, Layer layer, const std::string& host) {
-  Finding f{id, sev, layer, "summary of " + id, {"evidence of " + id}, "fix " + id, host};
+Finding finding(FindingId id, Severity sev, Layer layer, const std::string& host) {
+  const std::string n(name_of(id));
+  Finding f{id, sev, layer, "summary of " + n, {"evidence of " + n}, "fix " + n, host};
   return f;
 }
 
@@ -65,7 +66,7 @@ conn::PingReport failed_ping() {
   p.options.write = true;
   p.obs.failed = conn::Stage::kTraffic;
   p.obs.error = "no answer";
-  p.findings = {finding("roce-packets-lost", Severity::kFail, Layer::kConnection, "")};
+  p.findings = {finding(FindingId::kRocePacketsLost, Severity::kFail, Layer::kConnection, "")};
   return p;
 }
 
@@ -76,7 +77,8 @@ perf::PerfReport bw_run() {
   r.local = facts("h2");
   r.bw.push_back(perf::BwSample{65536, 1000, 0.5, 1.048576, 1.2, 125, 0.002});
   r.local_counters = {{"hw_counters/sent_pkts", 64000}};
-  r.findings = {finding("packet-loss-during-test", Severity::kWarn, Layer::kPerformance, "")};
+  r.findings = {
+      finding(FindingId::kPacketLossDuringTest, Severity::kWarn, Layer::kPerformance, "")};
   return r;
 }
 
@@ -102,18 +104,19 @@ CheckReport full_report() {
   const auto doc = doctor::run_doctor(fx.fs(), fx.src());
   r.local_doctor = doctor::to_json(doc);
   r.peer_doctor = rdmacheck::to_json(doc.findings());
-  r.layers = {LayerReport{Layer::kDevice,
-                          LayerStatus::kWarn,
-                          "",
-                          {finding("mtu-mismatch", Severity::kWarn, Layer::kDevice, "both"),
-                           finding("mtu-not-jumbo", Severity::kInfo, Layer::kDevice, "h2")},
-                          0.8},
-              LayerReport{Layer::kConnection, LayerStatus::kPass, "", {}, 1.5},
-              LayerReport{Layer::kPerformance,
-                          LayerStatus::kFail,
-                          "",
-                          {finding("perf-test-failed", Severity::kFail, Layer::kPerformance, "")},
-                          4}};
+  r.layers = {
+      LayerReport{Layer::kDevice,
+                  LayerStatus::kWarn,
+                  "",
+                  {finding(FindingId::kMtuMismatch, Severity::kWarn, Layer::kDevice, "both"),
+                   finding(FindingId::kMtuNotJumbo, Severity::kInfo, Layer::kDevice, "h2")},
+                  0.8},
+      LayerReport{Layer::kConnection, LayerStatus::kPass, "", {}, 1.5},
+      LayerReport{Layer::kPerformance,
+                  LayerStatus::kFail,
+                  "",
+                  {finding(FindingId::kPerfTestFailed, Severity::kFail, Layer::kPerformance, "")},
+                  4}};
   r.local = facts("h2");
   r.peer = facts("h1");
   r.pings = {good_ping(), failed_ping()};

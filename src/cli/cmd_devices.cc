@@ -40,7 +40,7 @@ Runner attach_devices(CLI::App& app) {
     }
     // Why there is none is doctor's to say: one finding, one fix, everywhere.
     if (auto none = inv.devices.empty() ? doctor::no_rdma_device(fs) : std::nullopt) {
-      inv.why_none.push_back(fmt::format("{}: {}", none->id, none->summary));
+      inv.why_none.push_back(fmt::format("{}: {}", id_name(*none), none->summary));
       for (const auto& e : none->evidence) inv.why_none.push_back(e);
       inv.why_none.push_back("fix: " + none->fix);
     }

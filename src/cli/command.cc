@@ -34,6 +34,8 @@ constexpr Command kCommands[] = {
     {"mesh",
      "every pair of hosts of a cluster under MPI; names the bad host or link (rdmacheck-mesh)",
      attach_mesh},
+    {"explain", "say what a finding id means, when it is raised, its evidence and the fix",
+     attach_explain},
     {"lab", "boot a real two-host Soft-RoCE network in QEMU and run rdmacheck on it", attach_lab},
     {"completion", "print the bash completion script (the build installs it)", attach_completion,
      true},

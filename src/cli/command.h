@@ -34,6 +34,7 @@ Runner attach_lab(CLI::App& app);
 Runner attach_mesh(CLI::App& app);
 Runner attach_completion(CLI::App& app);
 Runner attach_perftest_flags(CLI::App& app);  // perftest_flags.cc
+Runner attach_explain(CLI::App& app);
 
 // A bad command line found after parsing (options that contradict each
 // other): one line on stderr naming the subcommand's --help. Returns 2.

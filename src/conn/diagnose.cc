@@ -99,7 +99,7 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
     // Small messages pass, large ones die, and a rule matches RoCE: the rule
     // (by length, most often) is the cause and the black hole its consequence.
     Finding f = make_finding(
-        "firewall-blocks-some-roce", Severity::kFail, Layer::kConnection,
+        FindingId::kFirewallBlocksSomeRoce, Severity::kFail, Layer::kConnection,
         fmt::format("a firewall rule drops some RoCE v2 (UDP 4791) packets: messages up to {} "
                     "bytes pass, {} bytes fail",
                     last_ok != nullptr ? last_ok->size : 0, first_bad->size));
@@ -120,7 +120,7 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
   if (!fw.empty() && !some_passed) {
     const bool all = !fw.all.empty();
     Finding f = make_finding(
-        all ? "firewall-blocks-roce" : "firewall-blocks-some-roce", Severity::kFail,
+        all ? FindingId::kFirewallBlocksRoce : FindingId::kFirewallBlocksSomeRoce, Severity::kFail,
         Layer::kConnection,
         all ? "a firewall drops RoCE v2 (UDP 4791): the TCP handshake passed but no RDMA packet "
               "was acknowledged"
@@ -134,7 +134,7 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
   }
   if (o.local && o.peer) {
     if (o.local->gid_type != o.peer->gid_type) {
-      Finding f = make_finding("gid-type-mismatch", Severity::kFail, Layer::kConnection,
+      Finding f = make_finding(FindingId::kGidTypeMismatch, Severity::kFail, Layer::kConnection,
                                "the two sides use different GID types");
       f.evidence.push_back(fmt::format("this host: index {} {} {}", o.local->gid_index,
                                        o.local->gid_type, o.local->gid));
@@ -145,7 +145,7 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
       out.push_back(std::move(f));
     } else if (!subnet24(o.local->gid).empty() && !subnet24(o.peer->gid).empty() &&
                subnet24(o.local->gid) != subnet24(o.peer->gid)) {
-      Finding f = make_finding("gid-subnet-mismatch", Severity::kWarn, Layer::kConnection,
+      Finding f = make_finding(FindingId::kGidSubnetMismatch, Severity::kWarn, Layer::kConnection,
                                "the GIDs in use carry addresses in different subnets");
       f.evidence.push_back(fmt::format("this host: {}  {}: {}", o.local->gid, o.host, o.peer->gid));
       f.fix = "check that the GID index matches the interface that routes to the peer (-x N)";
@@ -155,7 +155,7 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
   // Small sizes passing and larger ones failing is a path-MTU problem.
   if (last_ok != nullptr && first_bad != nullptr) {
     Finding f =
-        make_finding("mtu-black-hole", Severity::kFail, Layer::kConnection,
+        make_finding(FindingId::kMtuBlackHole, Severity::kFail, Layer::kConnection,
                      fmt::format("messages up to {} bytes pass, {} bytes fail: something on "
                                  "the path drops large frames",
                                  last_ok->size, first_bad->size));
@@ -169,7 +169,7 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
         "with ping -M do -s 8972 PEER";
     out.push_back(std::move(f));
   } else if (mtu_differs) {
-    Finding f = make_finding("mtu-mismatch", Severity::kWarn, Layer::kConnection,
+    Finding f = make_finding(FindingId::kMtuMismatch, Severity::kWarn, Layer::kConnection,
                              "the two hosts' netdev MTUs differ");
     f.evidence.push_back(fmt::format("netdev MTU {} here, {} on {}", o.local->netdev_mtu,
                                      o.peer->netdev_mtu, o.host));
@@ -182,7 +182,7 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
     // The summary may not claim "nothing got through" when some round trips did.
     const int answered = answered_round_trips(o);
     Finding f = make_finding(
-        "roce-packets-lost", Severity::kFail, Layer::kConnection,
+        FindingId::kRocePacketsLost, Severity::kFail, Layer::kConnection,
         answered == 0 ? std::string("the queue pairs reached RTS but no RDMA packet was "
                                     "acknowledged")
                       : fmt::format("{} RDMA round trips were answered, then one was never "
@@ -224,7 +224,7 @@ std::string describe(const Selection& s) {
 
 // The flag the failure is put down to, and the value rdmacheck would use instead.
 struct Blame {
-  std::string id;
+  FindingId id;
   std::string flag;
   std::string instead;
 };
@@ -234,18 +234,18 @@ Blame blame(const UserSelection& u) {
   const bool open = u.forced.has_value();
   if (u.gid && (!open || u.forced->gid != a.gid) &&
       (!u.device || (open && u.forced->device == a.device))) {
-    return {"forced-gid-unusable", fmt::format("-x {}", open ? u.forced->gid_index : -1),
+    return {FindingId::kForcedGidUnusable, fmt::format("-x {}", open ? u.forced->gid_index : -1),
             fmt::format("-x {}", a.gid_index)};
   }
   if (u.port && (!open || u.forced->port != a.port)) {
-    return {"forced-port-unusable", fmt::format("--ib-port {}", open ? u.forced->port : 0),
+    return {FindingId::kForcedPortUnusable, fmt::format("--ib-port {}", open ? u.forced->port : 0),
             fmt::format("--ib-port {}", a.port)};
   }
   if (u.device) {
-    return {"forced-device-unusable", fmt::format("-d {}", open ? u.forced->device : "?"),
+    return {FindingId::kForcedDeviceUnusable, fmt::format("-d {}", open ? u.forced->device : "?"),
             fmt::format("-d {}", a.device)};
   }
-  return {"forced-gid-unusable", "-x", fmt::format("-x {}", a.gid_index)};
+  return {FindingId::kForcedGidUnusable, "-x", fmt::format("-x {}", a.gid_index)};
 }
 
 // A failure whose cause is what the user forced: the flag's finding on top,
@@ -274,7 +274,7 @@ void blame_user_selection(const ConnObservation& o, std::vector<Finding>& out) {
   f.evidence.push_back(fmt::format("what failed: {} ({})", name_of(o.failed), o.error));
   for (const auto& c : out) {
     f.evidence.push_back(
-        fmt::format("consequence: {} {}: {}", severity_name(c.severity), c.id, c.summary));
+        fmt::format("consequence: {} {}: {}", severity_name(c.severity), id_name(c), c.summary));
   }
   f.fix = fmt::format("drop {} and let rdmacheck choose, or give {}", b.flag, b.instead);
   out.clear();
@@ -283,32 +283,39 @@ void blame_user_selection(const ConnObservation& o, std::vector<Finding>& out) {
 // Why the server would not let this client in (proto/auth.h), and what to do.
 Finding auth_finding(const ConnObservation& o) {
   using proto::AuthFailure;
+  FindingId id = FindingId::kAuthProtocol;  // kNone, kProtocol: the greeting itself failed
   std::string summary;
   std::string fix;
   switch (o.auth) {
     case AuthFailure::kKeyFileUnreadable:
+      id = FindingId::kAuthKeyFileUnreadable;
       summary = "the key file given by --psk-file (or RDMACHECK_PSK_FILE) cannot be used";
       fix = "give the path of the server's key file (16..4096 bytes)";
       break;
     case AuthFailure::kKeyFileUnsafe:
+      id = FindingId::kAuthKeyFileUnsafe;
       summary = "the key file is readable or writable by group or others: refused, as ssh does";
       fix = "chmod 600 the key file (and keep it owned by the user who runs rdmacheck)";
       break;
     case AuthFailure::kRequired:
+      id = FindingId::kAuthRequired;
       summary = fmt::format("{} requires a pre-shared key and this client has none", o.host);
       fix = "give --psk-file FILE (or set RDMACHECK_PSK_FILE) with the key the server uses";
       break;
     case AuthFailure::kFailed:
+      id = FindingId::kAuthFailed;
       summary = fmt::format("{} did not accept this client's key", o.host);
       fix =
           "use the key file the server uses (serve --psk-file); while keys are rolled the server "
           "accepts the old and the new one";
       break;
     case AuthFailure::kServerUnproven:
+      id = FindingId::kAuthServerUnproven;
       summary = fmt::format("{} could not prove that it holds this client's key", o.host);
       fix = "make sure the address reaches the right server and that it was given the same key";
       break;
     case AuthFailure::kServerUnkeyed:
+      id = FindingId::kAuthServerUnkeyed;
       summary = fmt::format(
           "{} runs without a key, and this client, which has one, will not "
           "talk to a server that cannot prove who it is",
@@ -316,10 +323,12 @@ Finding auth_finding(const ConnObservation& o) {
       fix = "start the server with --psk-file, or drop --psk-file / RDMACHECK_PSK_FILE here";
       break;
     case AuthFailure::kNotAllowed:
+      id = FindingId::kAuthNotAllowed;
       summary = fmt::format("{} does not admit this host: its --allow list leaves it out", o.host);
       fix = "add this host's address to the server's --allow, or test from an allowed host";
       break;
     case AuthFailure::kForeign:
+      id = FindingId::kNotRdmacheckServe;
       summary = fmt::format(
           "something on {}:{} accepted the connection but is not `rdmacheck serve`: it answered "
           "outside rdmacheck's framing, or closed at once",
@@ -330,6 +339,7 @@ Finding auth_finding(const ConnObservation& o) {
           proto::kDefaultPort, o.tcp_port, o.tcp_port);
       break;
     case AuthFailure::kSilent:
+      id = FindingId::kNoGreeting;
       summary = fmt::format(
           "something on {}:{} accepted the connection but sent no greeting: it is not this "
           "version's `rdmacheck serve`",
@@ -346,8 +356,6 @@ Finding auth_finding(const ConnObservation& o) {
       fix = "run the same rdmacheck version on both hosts; check the server's log";
       break;
   }
-  const std::string id =
-      o.auth == AuthFailure::kNone ? "auth-protocol" : std::string(name_of(o.auth));
   Finding f = make_finding(id, Severity::kFail, Layer::kConnection, summary);
   f.evidence.push_back(o.error);
   f.fix = fix;
@@ -412,7 +420,7 @@ void blame_peer_off_address(const ConnObservation& o, std::vector<Finding>& out)
   if (want.empty() || want == o.peer->gid) return;
   const auto& p = *o.peer;
   Finding f = make_finding(
-      "peer-gid-off-address", Severity::kFail, Layer::kConnection,
+      FindingId::kPeerGidOffAddress, Severity::kFail, Layer::kConnection,
       fmt::format("the client connected to {} but the server answered on {} port {} GID[{}] {}{}, "
                   "which is not that address: RoCE packets go to another NIC's address",
                   p.local_address, p.device, p.port, p.gid_index, p.gid,
@@ -422,7 +430,7 @@ void blame_peer_off_address(const ConnObservation& o, std::vector<Finding>& out)
   f.evidence.push_back(fmt::format("what failed: {} ({})", name_of(o.failed), o.error));
   for (const auto& c : out) {
     f.evidence.push_back(
-        fmt::format("consequence: {} {}: {}", severity_name(c.severity), c.id, c.summary));
+        fmt::format("consequence: {} {}: {}", severity_name(c.severity), id_name(c), c.summary));
   }
   f.fix = p.forced.empty()
               ? fmt::format("connect to the address of {} on {}, or give {} an RDMA device",
@@ -444,7 +452,7 @@ void blame_cm_host(const ConnObservation& o, std::vector<Finding>& out) {
   std::optional<Finding> f;
   if (!h.dev_node) {
     f = make_finding(
-        "rdma-cm-unavailable", Severity::kFail, Layer::kConnection,
+        FindingId::kRdmaCmUnavailable, Severity::kFail, Layer::kConnection,
         "rdma_cm cannot work on this host: /dev/infiniband/rdma_cm is missing, so librdmacm "
         "cannot resolve addresses or connect (the verbs path does not need it)");
     f->evidence.push_back(fmt::format("module rdma_ucm: {}; module rdma_cm: {}",
@@ -455,7 +463,7 @@ void blame_cm_host(const ConnObservation& o, std::vector<Finding>& out) {
         "rdma-core's rdma-load-modules@rdma.service)";
   } else if (!h.source_rdma && !h.source.empty()) {
     f = make_finding(
-        "cm-source-without-device", Severity::kFail, Layer::kConnection,
+        FindingId::kCmSourceWithoutDevice, Severity::kFail, Layer::kConnection,
         fmt::format("no RDMA device's GID table carries {}, the source address rdma_cm resolves "
                     "from: the netdev that owns it has no RDMA device",
                     h.source));
@@ -469,7 +477,7 @@ void blame_cm_host(const ConnObservation& o, std::vector<Finding>& out) {
   f->evidence.push_back(fmt::format("what failed: {} ({})", name_of(o.failed), o.error));
   for (const auto& c : out) {
     f->evidence.push_back(
-        fmt::format("consequence: {} {}: {}", severity_name(c.severity), c.id, c.summary));
+        fmt::format("consequence: {} {}: {}", severity_name(c.severity), id_name(c), c.summary));
   }
   out.clear();
   out.push_back(std::move(*f));
@@ -487,7 +495,7 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
     case Stage::kDone:
       break;
     case Stage::kResolve: {
-      Finding f = make_finding("bad-address", Severity::kFail, Layer::kConnection,
+      Finding f = make_finding(FindingId::kBadAddress, Severity::kFail, Layer::kConnection,
                                fmt::format("cannot resolve '{}'", o.host));
       f.evidence.push_back(o.error);
       f.fix = "give the server's IP address or a name in /etc/hosts";
@@ -496,10 +504,11 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
     }
     case Stage::kTcpConnect: {
       if (o.errnum == ECONNREFUSED) {
-        Finding f = make_finding("server-not-listening", Severity::kFail, Layer::kConnection,
-                                 fmt::format("{} refused the connection on TCP port {}: no "
-                                             "rdmacheck serve there",
-                                             o.host, o.tcp_port));
+        Finding f =
+            make_finding(FindingId::kServerNotListening, Severity::kFail, Layer::kConnection,
+                         fmt::format("{} refused the connection on TCP port {}: no "
+                                     "rdmacheck serve there",
+                                     o.host, o.tcp_port));
         f.evidence.push_back(o.error);
         // A server bound to another of the host's addresses (serve --bind)
         // refuses here exactly as no server does: the fix names both.
@@ -511,7 +520,7 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
         out.push_back(std::move(f));
       } else {
         Finding f =
-            make_finding("peer-unreachable", Severity::kFail, Layer::kConnection,
+            make_finding(FindingId::kPeerUnreachable, Severity::kFail, Layer::kConnection,
                          fmt::format("{} did not answer on TCP port {}", o.host, o.tcp_port));
         f.evidence.push_back(o.error);
         f.fix = "check the address, the route (ip route get ADDR) and firewalls on TCP " +
@@ -532,7 +541,7 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
         f.evidence.insert(f.evidence.begin(), o.error);
         out.push_back(std::move(f));
       } else if ((o.errnum == ENOMEM || o.errnum == EPERM) && o.memlock_limit) {
-        Finding f = make_finding("memlock-too-low", Severity::kFail, Layer::kConnection,
+        Finding f = make_finding(FindingId::kMemlockTooLow, Severity::kFail, Layer::kConnection,
                                  "pinning memory failed: the locked-memory limit is too low");
         f.evidence.push_back(o.error);
         f.evidence.push_back(fmt::format("RLIMIT_MEMLOCK of this process: {} bytes (ulimit -l {})",
@@ -542,7 +551,7 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
             "/etc/security/limits.conf)";
         out.push_back(std::move(f));
       } else {
-        Finding f = make_finding("local-setup-failed", Severity::kFail, Layer::kConnection,
+        Finding f = make_finding(FindingId::kLocalSetupFailed, Severity::kFail, Layer::kConnection,
                                  "could not set up the local RDMA endpoint");
         f.evidence.push_back(o.error);
         f.fix = "run 'rdmacheck doctor' on this host";
@@ -551,9 +560,9 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
       break;
     }
     case Stage::kHandshake: {
-      if (o.server_refused && o.refusal_code == "no-rdma-device") {
+      if (o.server_refused && o.refusal_code == name_of(FindingId::kNoRdmaDevice)) {
         // doctor's finding, about the server: it answers, but has nothing to test with.
-        Finding f = make_finding("no-rdma-device", Severity::kFail, Layer::kDevice,
+        Finding f = make_finding(FindingId::kNoRdmaDevice, Severity::kFail, Layer::kDevice,
                                  fmt::format("{} (the server) has no usable RDMA device", o.host));
         f.evidence.push_back(fmt::format("the server's message: {}", o.error));
         f.fix = fmt::format("run 'rdmacheck doctor' on {}: it says why and what to load", o.host);
@@ -562,7 +571,7 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
       }
       if (o.server_refused) {
         // The server answered, with its reason for not running the test.
-        Finding f = make_finding("server-refused", Severity::kFail, Layer::kConnection,
+        Finding f = make_finding(FindingId::kServerRefused, Severity::kFail, Layer::kConnection,
                                  fmt::format("{} refused the test: {}", o.host, o.error));
         f.evidence.push_back(fmt::format("the server's message: {}", o.error));
         f.fix = fmt::format(
@@ -571,7 +580,7 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
         out.push_back(std::move(f));
         break;
       }
-      Finding f = make_finding("handshake-failed", Severity::kFail, Layer::kConnection,
+      Finding f = make_finding(FindingId::kHandshakeFailed, Severity::kFail, Layer::kConnection,
                                fmt::format("the handshake with {} failed", o.host));
       f.evidence.push_back(o.error);
       f.fix = "run the same rdmacheck version on both hosts; check the server's log";
@@ -579,7 +588,7 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
       break;
     }
     case Stage::kQpSetup: {
-      Finding f = make_finding("qp-setup-failed", Severity::kFail, Layer::kConnection,
+      Finding f = make_finding(FindingId::kQpSetupFailed, Severity::kFail, Layer::kConnection,
                                "a queue pair state change was refused");
       f.evidence.push_back(o.error);
       f.fix = "check the GID index and MTU (rdmacheck devices); a RoCE QP needs a valid GID";
@@ -591,11 +600,12 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
         packets_lost(o, out);
       } else if (o.cm_break.is(RDMA_CM_EVENT_ADDR_ERROR) ||
                  o.cm_break.is(RDMA_CM_EVENT_ROUTE_ERROR)) {
-        Finding f = make_finding(
-            o.cm_break.is(RDMA_CM_EVENT_ADDR_ERROR) ? "cm-address-error" : "cm-route-error",
-            Severity::kFail, Layer::kConnection,
-            "librdmacm could not map the peer's address to a local RDMA "
-            "device and route");
+        Finding f =
+            make_finding(o.cm_break.is(RDMA_CM_EVENT_ADDR_ERROR) ? FindingId::kCmAddressError
+                                                                 : FindingId::kCmRouteError,
+                         Severity::kFail, Layer::kConnection,
+                         "librdmacm could not map the peer's address to a local RDMA "
+                         "device and route");
         f.evidence.push_back(o.error);
         f.fix =
             "check that the interface routing to the peer has an RDMA device (rdmacheck "
@@ -603,7 +613,7 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
             "UCX_RDMA_CM_SOURCE_ADDRESS=ADDR; librdmacm itself reads no such variable)";
         out.push_back(std::move(f));
       } else if (o.cm_break.is(RDMA_CM_EVENT_REJECTED)) {
-        Finding f = make_finding("cm-rejected", Severity::kFail, Layer::kConnection,
+        Finding f = make_finding(FindingId::kCmRejected, Severity::kFail, Layer::kConnection,
                                  "the peer rejected the rdma_cm connection");
         f.evidence.push_back(o.error);
         f.fix =
@@ -611,7 +621,7 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
             "that its --allow list admits the address the request comes from (--src)";
         out.push_back(std::move(f));
       } else {
-        Finding f = make_finding("cm-connect-failed", Severity::kFail, Layer::kConnection,
+        Finding f = make_finding(FindingId::kCmConnectFailed, Severity::kFail, Layer::kConnection,
                                  "the rdma_cm connection could not be set up");
         f.evidence.push_back(o.error);
         out.push_back(std::move(f));
@@ -630,19 +640,19 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
           packets_lost(o, out);
         }
       } else if (wc == IBV_WC_RNR_RETRY_EXC_ERR) {
-        Finding f = make_finding("receiver-not-ready", Severity::kFail, Layer::kConnection,
+        Finding f = make_finding(FindingId::kReceiverNotReady, Severity::kFail, Layer::kConnection,
                                  "the receiver had no receive buffer posted (RNR retry exceeded)");
         f.evidence.push_back(o.error);
         f.fix = "the receiving application must post receives before the sender sends";
         out.push_back(std::move(f));
       } else if (wc == IBV_WC_REM_ACCESS_ERR || wc == IBV_WC_LOC_PROT_ERR) {
-        Finding f = make_finding("remote-access-error", Severity::kFail, Layer::kConnection,
+        Finding f = make_finding(FindingId::kRemoteAccessError, Severity::kFail, Layer::kConnection,
                                  "an RDMA access was refused (key, bounds or access flags)");
         f.evidence.push_back(o.error);
         f.fix = "check rkey/address exchange and the access flags of the remote memory region";
         out.push_back(std::move(f));
       } else {
-        Finding f = make_finding("traffic-failed", Severity::kFail, Layer::kConnection,
+        Finding f = make_finding(FindingId::kTrafficFailed, Severity::kFail, Layer::kConnection,
                                  "the data transfer failed");
         f.evidence.push_back(o.error);
         out.push_back(std::move(f));

@@ -30,7 +30,7 @@ ConnObservation lost(const std::string& peer_firewall) {
 
 std::vector<std::string> ids(const std::vector<Finding>& fs) {
   std::vector<std::string> out;
-  for (const auto& f : fs) out.push_back(f.id);
+  for (const auto& f : fs) out.emplace_back(id_name(f));
   return out;
 }
 
@@ -153,14 +153,14 @@ TEST(Diagnose, TimeoutMeansUnreachable) {
 TEST(Diagnose, FirewallOnThePeerComesFirstWithTheRule) {
   const auto f = diagnose(lost("-A INPUT -p udp -m udp --dport 4791 -j DROP"));
   ASSERT_FALSE(f.empty());
-  EXPECT_EQ(f[0].id, "firewall-blocks-roce");
+  EXPECT_EQ(f[0].id, FindingId::kFirewallBlocksRoce);
   EXPECT_NE(f[0].evidence[0].find("--dport 4791 -j DROP"), std::string::npos);
 }
 
 TEST(Diagnose, LocalFirewallCountsToo) {
   auto o = lost("");
   o.local_firewall = {"iptables -A OUTPUT -p udp -j DROP"};
-  EXPECT_EQ(diagnose(o)[0].id, "firewall-blocks-roce");
+  EXPECT_EQ(diagnose(o)[0].id, FindingId::kFirewallBlocksRoce);
 }
 
 TEST(Diagnose, UnexplainedLossIsNamedAsSuch) {
@@ -184,7 +184,7 @@ TEST(Diagnose, APeerFirewallNeverReadIsNotCleared) {
 TEST(Diagnose, GidTypeMismatch) {
   auto o = lost("");
   o.peer->gid_type = "RoCE v1";
-  EXPECT_EQ(diagnose(o)[0].id, "gid-type-mismatch");
+  EXPECT_EQ(diagnose(o)[0].id, FindingId::kGidTypeMismatch);
 }
 
 TEST(Diagnose, LadderFindsTheBlackHole) {
@@ -193,7 +193,7 @@ TEST(Diagnose, LadderFindsTheBlackHole) {
   o.ladder = {{64, true, 10, ""}, {1024, true, 10, ""}, {2048, false, 0, "retry exceeded"}};
   const auto f = diagnose(o);
   ASSERT_FALSE(f.empty());
-  EXPECT_EQ(f[0].id, "mtu-black-hole");
+  EXPECT_EQ(f[0].id, FindingId::kMtuBlackHole);
   EXPECT_NE(f[0].summary.find("up to 1024 bytes pass, 2048 bytes fail"), std::string::npos);
   EXPECT_NE(f[0].evidence[0].find("9000"), std::string::npos);
 }
@@ -380,11 +380,11 @@ TEST(Diagnose, EveryAuthFailureIsOneAuthFindingWithEvidenceAndFix) {
     o.error = "auth: what the server said";
     const auto fs = diagnose(o);
     ASSERT_EQ(fs.size(), 1u) << name;
-    EXPECT_EQ(fs[0].id, name);
+    EXPECT_EQ(id_name(fs[0]), name);
     // A listener that is not rdmacheck is no authentication failure.
     const bool foreign =
         kind == proto::AuthFailure::kForeign || kind == proto::AuthFailure::kSilent;
-    EXPECT_EQ(fs[0].id.rfind("auth-", 0) == 0, !foreign) << name;
+    EXPECT_EQ(id_name(fs[0]).rfind("auth-", 0) == 0, !foreign) << name;
     EXPECT_EQ(fs[0].severity, Severity::kFail);
     EXPECT_EQ(fs[0].evidence, std::vector<std::string>{"auth: what the server said"});
     EXPECT_FALSE(fs[0].fix.empty()) << name;
@@ -406,7 +406,7 @@ TEST(Diagnose, AnAddressRuleNamingThisPathBlocksAllOfIt) {
       "[matches only some packets: by source 198.18.0.2/32]");
   auto f = diagnose(o);
   ASSERT_FALSE(f.empty());
-  EXPECT_EQ(f[0].id, "firewall-blocks-roce");
+  EXPECT_EQ(f[0].id, FindingId::kFirewallBlocksRoce);
   EXPECT_NE(f[0].evidence[0].find("this path's address is in it"), std::string::npos);
 
   o = lost(
@@ -414,7 +414,7 @@ TEST(Diagnose, AnAddressRuleNamingThisPathBlocksAllOfIt) {
       "[matches only some packets: by source 198.18.0.99/32]");
   f = diagnose(o);
   ASSERT_FALSE(f.empty());
-  EXPECT_EQ(f[0].id, "firewall-blocks-some-roce");
+  EXPECT_EQ(f[0].id, FindingId::kFirewallBlocksSomeRoce);
   // An address and a length: only the large packets of this path.
   o = lost(
       "iptables -A INPUT -s 198.18.0.0/24 -p udp -m udp --dport 4791 -m length --length "
@@ -440,7 +440,7 @@ TEST(Diagnose, AServerWithoutRdmaIsDoctorsFindingAboutTheServer) {
   o.error = "peer: this server has no usable RDMA device: ...";
   const auto fs = diagnose(o);
   ASSERT_EQ(fs.size(), 1u);
-  EXPECT_EQ(fs[0].id, "no-rdma-device");
+  EXPECT_EQ(fs[0].id, FindingId::kNoRdmaDevice);
   EXPECT_EQ(fs[0].layer, Layer::kDevice);
   EXPECT_NE(fs[0].summary.find("h1 (the server)"), std::string::npos) << fs[0].summary;
   EXPECT_NE(fs[0].fix.find("rdmacheck doctor' on h1"), std::string::npos) << fs[0].fix;
@@ -452,12 +452,12 @@ TEST(Diagnose, LocalSetupOnAHostWithoutRdmaIsDoctorsFinding) {
   o.host = "h1";
   o.failed = Stage::kLocalSetup;
   o.error = "ibv_get_device_list: Function not implemented";
-  Finding doctors = make_finding("no-rdma-device", Severity::kFail, Layer::kDevice, "no device");
+  Finding doctors = make_finding(FindingId::kNoRdmaDevice, Severity::kFail, Layer::kDevice, "no device");
   doctors.fix = "boot a kernel with RDMA support";
   o.no_rdma = doctors;
   const auto fs = diagnose(o);
   ASSERT_EQ(fs.size(), 1u);
-  EXPECT_EQ(fs[0].id, "no-rdma-device");
+  EXPECT_EQ(fs[0].id, FindingId::kNoRdmaDevice);
   EXPECT_EQ(fs[0].fix, doctors.fix);
   EXPECT_EQ(fs[0].evidence.at(0), o.error);
 }

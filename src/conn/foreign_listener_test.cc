@@ -22,7 +22,7 @@ PingReport ping_at(const ForeignListener& l) {
 void expect_not_rdmacheck(const PingReport& r, const std::string& id, uint16_t port) {
   ASSERT_FALSE(r.findings.empty());
   const Finding& f = r.findings[0];
-  EXPECT_EQ(f.id, id);
+  EXPECT_EQ(id_name(f), id);
   EXPECT_NE(f.summary.find(fmt::format("something on 127.0.0.1:{} accepted the connection", port)),
             std::string::npos)
       << f.summary;

@@ -80,7 +80,7 @@ std::vector<Finding> loss_findings(const std::vector<ProbeTally>& t, const std::
   if (evidence.empty()) return {};
   const double rate = sent == 0 ? 0.0 : 100.0 * lost / sent;
   Finding f = make_finding(
-      "roce-loss", Severity::kWarn, Layer::kConnection,
+      FindingId::kRoceLoss, Severity::kWarn, Layer::kConnection,
       lost > 0 ? fmt::format("RoCE packets to or from {} are lost ({} of {} probes, {:.1f} %), "
                              "but traffic gets through: RC recovers by retransmitting, slowly",
                              host, lost, sent, rate)

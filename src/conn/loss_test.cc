@@ -35,7 +35,7 @@ TEST(Loss, AFewLostDatagramsWarnAndNeverFail) {
   for (int i = 0; i < 100; ++i) count_probe(t, "ud", 64, i >= 3);
   const auto fs = loss_findings(t, "h1");
   ASSERT_EQ(fs.size(), 1u);
-  EXPECT_EQ(fs[0].id, "roce-loss");
+  EXPECT_EQ(fs[0].id, FindingId::kRoceLoss);
   EXPECT_EQ(fs[0].severity, Severity::kWarn);
   EXPECT_NE(fs[0].summary.find("3 of 130 probes"), std::string::npos) << fs[0].summary;
   EXPECT_NE(fs[0].summary.find("gets through"), std::string::npos);

@@ -26,8 +26,8 @@ struct CheckResult {
   void fact(std::string key, nlohmann::json value) {
     facts.emplace_back(std::move(key), std::move(value));
   }
-  Finding& add(Severity s, std::string id, std::string summary) {
-    findings.push_back(make_finding(std::move(id), s, layer, std::move(summary)));
+  Finding& add(Severity s, FindingId id, std::string summary) {
+    findings.push_back(make_finding(id, s, layer, std::move(summary)));
     return findings.back();
   }
   [[nodiscard]] Severity status() const { return worst(findings); }

@@ -196,7 +196,7 @@ std::vector<CheckResult> check_counters(const Machine& m) {
       c.fact("counters_read", read);
       c.fact("errors_nonzero", errors.size());
       if (!errors.empty()) {
-        auto& f = c.add(Severity::kWarn, "error-counters-nonzero",
+        auto& f = c.add(Severity::kWarn, FindingId::kErrorCountersNonzero,
                         fmt::format("{} port {} has {} error counter{} above zero", d.name, p.port,
                                     errors.size(), errors.size() == 1 ? "" : "s"));
         f.evidence = errors;
@@ -210,7 +210,7 @@ std::vector<CheckResult> check_counters(const Machine& m) {
       }
       if (!congestion.empty()) {
         auto& f =
-            c.add(Severity::kInfo, "congestion-counters-nonzero",
+            c.add(Severity::kInfo, FindingId::kCongestionCountersNonzero,
                   fmt::format("{} port {} saw congestion signalling (ECN/CNP)", d.name, p.port));
         f.evidence = congestion;
       }

@@ -37,7 +37,7 @@ TEST(Counters, RxeAfterLossInTheLab) {
   const ScratchCopy s("rxe-lab-doctor-healthy", "counters-rxe");
   s.write("/sys/class/infiniband/rxe0/ports/1/hw_counters/out_of_seq_request", "12\n");
   const auto rs = check_counters(Fixture(s.name()).m());
-  const Finding* f = find(rs, "error-counters-nonzero");
+  const Finding* f = find(rs, FindingId::kErrorCountersNonzero);
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->evidence[0].find("out_of_seq_request = 12: requests arrived with a PSN gap"),
             std::string::npos);

@@ -42,7 +42,7 @@ void check_idle(CheckResult& c, const FsRoot& fs) {
   }
   c.fact("cstates", states);
   if (deepest_us > kDeepCstateUs) {
-    auto& f = c.add(Severity::kInfo, "deep-cstates-enabled",
+    auto& f = c.add(Severity::kInfo, FindingId::kDeepCstatesEnabled,
                     fmt::format("idle state {} (exit latency {} us) is enabled: an idle core "
                                 "takes that long to wake for a completion",
                                 deepest, deepest_us));
@@ -74,7 +74,7 @@ std::vector<CheckResult> check_cpu(const Machine& m) {
   const std::string driver =
       m.fs.read_line(std::string(kCpuDir) + "/cpu0/cpufreq/scaling_driver").value_or("");
   if (by_governor.empty()) {
-    auto& f = c.add(Severity::kInfo, "cpufreq-not-exposed",
+    auto& f = c.add(Severity::kInfo, FindingId::kCpufreqNotExposed,
                     "no CPU frequency scaling in sysfs: the frequency is set by firmware or the "
                     "hypervisor, not by a governor here");
     f.evidence.push_back(std::string(kCpuDir) + "/cpu*/cpufreq/scaling_governor: absent");
@@ -85,7 +85,7 @@ std::vector<CheckResult> check_cpu(const Machine& m) {
     if (!driver.empty()) c.fact("scaling_driver", driver);
   }
   if (auto it = by_governor.find("powersave"); it != by_governor.end()) {
-    auto& f = c.add(Severity::kWarn, "cpu-governor-powersave",
+    auto& f = c.add(Severity::kWarn, FindingId::kCpuGovernorPowersave,
                     fmt::format("{} of {} CPUs run the powersave governor: small-message "
                                 "latency suffers while cores clock down",
                                 it->second.size(), cpus));

@@ -12,24 +12,24 @@ namespace {
 using namespace testing;
 
 // The finding ids doctor promises, each produced by at least one fixture.
-const std::vector<std::string> kPromised = {
-    "no-rdma-device",        "port-down",
-    "gid-roce-v1-only",      "link-speed-below-capability",
-    "pcie-link-downgraded",  "pcie-bandwidth-below-port-rate",
-    "mtu-not-jumbo",         "cpu-governor-powersave",
-    "memlock-too-low",       "firewall-blocks-roce",
-    "error-counters-nonzero"};
+const std::vector<FindingId> kPromised = {
+    FindingId::kNoRdmaDevice,        FindingId::kPortDown,
+    FindingId::kGidRoceV1Only,       FindingId::kLinkSpeedBelowCapability,
+    FindingId::kPcieLinkDowngraded,  FindingId::kPcieBandwidthBelowPortRate,
+    FindingId::kMtuNotJumbo,         FindingId::kCpuGovernorPowersave,
+    FindingId::kMemlockTooLow,       FindingId::kFirewallBlocksRoce,
+    FindingId::kErrorCountersNonzero};
 
-std::set<std::string> report_ids(const std::string& fixture) {
+std::set<FindingId> report_ids(const std::string& fixture) {
   const Fixture fx(fixture);
   const auto r = run_doctor(fx.fs(), fx.src());
-  std::set<std::string> out;
+  std::set<FindingId> out;
   for (const auto& f : r.findings()) out.insert(f.id);
   return out;
 }
 
 TEST(Doctor, EveryPromisedIdComesFromSomeFixture) {
-  std::set<std::string> seen;
+  std::set<FindingId> seen;
   for (const char* name :
        {"no-rdma-vm", "mlx5-gen3x8", "mlx4-degraded", "rxe-lab-doctor-firewall"}) {
     const auto ids_here = report_ids(name);
@@ -45,7 +45,8 @@ TEST(Doctor, HealthyFixturesHaveNoneOfThem) {
     for (const auto& f : r.findings()) {
       EXPECT_LT(f.severity, Severity::kWarn) << name << ": " << f.id;
       // Soft-RoCE on a 1500-byte netdev is told, as a note, what MTU it gets.
-      if (std::string(name) == "rxe-lab-doctor-healthy" && f.id == "mtu-not-jumbo") continue;
+      if (std::string(name) == "rxe-lab-doctor-healthy" && f.id == FindingId::kMtuNotJumbo)
+        continue;
       EXPECT_EQ(std::count(kPromised.begin(), kPromised.end(), f.id), 0) << name << ": " << f.id;
     }
     EXPECT_EQ(r.exit_status(), 0) << name;
@@ -111,7 +112,8 @@ TEST(Doctor, DefaultTextIsOneLinePerCheckPlusFindings) {
   const std::string verbose = format_text(r, {.detail = Detail::kVerbose});
   size_t finding_lines = 0;
   for (const auto& f : r.findings()) {
-    finding_lines += 1 + f.evidence.size() + (f.fix.empty() ? 0 : 1);
+    // Its line, evidence, fix, and the pointer to its catalogue entry.
+    finding_lines += 1 + f.evidence.size() + (f.fix.empty() ? 0 : 1) + 1;
   }
   ASSERT_EQ(r.findings().size(), 1u) << brief;
   // header, blank + title per layer (6), one line per check, the finding, blank + summary.
@@ -124,8 +126,10 @@ TEST(Doctor, DefaultTextIsOneLinePerCheckPlusFindings) {
   const auto rd = run_doctor(deg.fs(), deg.src());
   const std::string text = format_text(rd);
   for (const auto& f : rd.findings()) {
-    EXPECT_NE(text.find(f.id + ": " + f.summary), std::string::npos) << f.id;
+    EXPECT_NE(text.find(std::string(id_name(f)) + ": " + f.summary), std::string::npos) << f.id;
     for (const auto& e : f.evidence) EXPECT_NE(text.find(e), std::string::npos) << e;
+    EXPECT_NE(text.find("(rdmacheck explain " + std::string(id_name(f)) + ")\n"), std::string::npos)
+        << f.id;
   }
 }
 

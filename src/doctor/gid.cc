@@ -33,7 +33,7 @@ void check_port(CheckResult& c, const std::string& dev, const PortInfo& p,
   const bool any_v1 = std::any_of(p.gids.begin(), p.gids.end(),
                                   [](const GidEntry& g) { return g.type == GidType::kRoceV1; });
   if (p.gids.empty()) {
-    auto& f = c.add(Severity::kFail, "gid-table-empty",
+    auto& f = c.add(Severity::kFail, FindingId::kGidTableEmpty,
                     where + " has no GID: the netdev has no address the RDMA stack could use");
     f.evidence.push_back(
         fmt::format("/sys/class/infiniband/{}/ports/{}/gids/* are all zero", dev, p.port));
@@ -42,7 +42,7 @@ void check_port(CheckResult& c, const std::string& dev, const PortInfo& p,
     return;
   }
   if (any_v1 && !any_v2) {
-    auto& f = c.add(Severity::kWarn, "gid-roce-v1-only",
+    auto& f = c.add(Severity::kWarn, FindingId::kGidRoceV1Only,
                     where +
                         " has only RoCE v1 GIDs: raw Ethernet frames, not routable beyond "
                         "the L2 domain, and most tools default to RoCE v2");
@@ -75,7 +75,7 @@ void check_port(CheckResult& c, const std::string& dev, const PortInfo& p,
       continue;
     }
     if (!any_v2) continue;  // already reported as v1-only
-    auto& f = c.add(Severity::kWarn, "gid-missing-for-address",
+    auto& f = c.add(Severity::kWarn, FindingId::kGidMissingForAddress,
                     fmt::format("{} on {} has no RoCE v2 GID on {}: peers cannot reach this "
                                 "address over RoCE v2",
                                 a.address, p.netdev, where));
@@ -88,7 +88,7 @@ void check_port(CheckResult& c, const std::string& dev, const PortInfo& p,
   }
   c.fact("gid_index_for_peers_in", use);
   if (any_v2 && !routable) {
-    auto& f = c.add(Severity::kWarn, "gid-link-local-only",
+    auto& f = c.add(Severity::kWarn, FindingId::kGidLinkLocalOnly,
                     where +
                         " has RoCE v2 GIDs only for link-local addresses: no routable GID, "
                         "so only peers on the same link with IPv6 link-local can be reached");
@@ -99,7 +99,7 @@ void check_port(CheckResult& c, const std::string& dev, const PortInfo& p,
   const GidEntry& first = p.gids.front();
   if (routable && first.index == 0 && (first.type != GidType::kRoceV2 || first.link_local())) {
     auto& f = c.add(
-        Severity::kInfo, "gid-index-0-not-routable",
+        Severity::kInfo, FindingId::kGidIndex0NotRoutable,
         fmt::format("GID index 0 of {} is {}{}: tools that default to -x 0 (perftest) "
                     "will not reach peers in other subnets",
                     where, gid_type_name(first.type), first.link_local() ? " link-local" : ""));

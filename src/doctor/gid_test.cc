@@ -18,7 +18,7 @@ TEST(Gid, PicksTheGidIndexForEachSubnet) {
   const auto rs = check_gids(Fixture("mlx5-gen3x8").m());
   ASSERT_EQ(rs.size(), 1u);
   EXPECT_EQ(fact(rs[0], "gid_index_for_peers_in"), R"({"10.10.10.0/24":3})");
-  const Finding* f = find(rs, "gid-index-0-not-routable");
+  const Finding* f = find(rs, FindingId::kGidIndex0NotRoutable);
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, Severity::kInfo);
   EXPECT_EQ(f->fix, "pass the GID index explicitly: -x 3 for peers in 10.10.10.0/24");
@@ -38,7 +38,7 @@ TEST(Gid, AddressWithoutGidAndLinkLocalOnly) {
           R"([{"netdev": "ens2f0np0", "family": 4, "address": "172.16.1.21", "prefix_len": 24},
               {"netdev": "ens2f0np0", "family": 4, "address": "172.16.9.9", "prefix_len": 24}])");
   auto rs = check_gids(Fixture(s.name()).m());
-  const Finding* f = find(rs, "gid-missing-for-address");
+  const Finding* f = find(rs, FindingId::kGidMissingForAddress);
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->summary.find("172.16.9.9"), std::string::npos);
   for (const char* idx : {"2", "3"}) {

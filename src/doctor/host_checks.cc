@@ -102,7 +102,7 @@ std::vector<CheckResult> check_memlock(const Machine& m) {
       "/etc/security/limits.d/rdma.conf (log in again); LimitMEMLOCK=infinity "
       "for systemd services; ulimit -l unlimited in this shell";
   if (cap.value_or(false)) {
-    auto& f = c.add(Severity::kInfo, "memlock-low-but-privileged",
+    auto& f = c.add(Severity::kInfo, FindingId::kMemlockLowButPrivileged,
                     fmt::format("the locked-memory limit is {}, but this process has "
                                 "CAP_IPC_LOCK, which lifts it; unprivileged users stay limited",
                                 bytes_text(lim->soft)));
@@ -111,7 +111,7 @@ std::vector<CheckResult> check_memlock(const Machine& m) {
     f.fix = fix;
     return {c};
   }
-  auto& f = c.add(Severity::kWarn, "memlock-too-low",
+  auto& f = c.add(Severity::kWarn, FindingId::kMemlockTooLow,
                   fmt::format("the locked-memory limit is {}: registering more than that fails "
                               "(ibv_reg_mr: Cannot allocate memory)",
                               bytes_text(lim->soft)));
@@ -136,14 +136,14 @@ std::vector<CheckResult> check_firewall(const Machine& m) {
   }
   const auto runs = m.src.firewall();
   if (runs.empty()) {
-    c.add(Severity::kInfo, "firewall-unreadable", "the packet filter was not captured")
+    c.add(Severity::kInfo, FindingId::kFirewallUnreadable, "the packet filter was not captured")
         .evidence.push_back("no capture/firewall.json under the replayed root");
     return {c};
   }
   const FirewallReport r = evaluate_firewall(runs);
   c.fact("source", r.source);
   if (!r.readable) {
-    auto& f = c.add(Severity::kInfo, "firewall-unreadable",
+    auto& f = c.add(Severity::kInfo, FindingId::kFirewallUnreadable,
                     "could not read the packet filter, so whether it drops RoCE (UDP 4791) is "
                     "unknown");
     f.evidence.push_back(r.note);
@@ -157,7 +157,7 @@ std::vector<CheckResult> check_firewall(const Machine& m) {
   const bool every_packet = std::any_of(r.blocking.begin(), r.blocking.end(),
                                         [](const BlockingRule& b) { return b.only.empty(); });
   if (every_packet) {
-    auto& f = c.add(Severity::kFail, "firewall-blocks-roce",
+    auto& f = c.add(Severity::kFail, FindingId::kFirewallBlocksRoce,
                     "the packet filter drops RoCE v2 (UDP port 4791): QPs connect but no data "
                     "or ACK gets through (retry exceeded)");
     f.evidence = r.rules;
@@ -165,7 +165,7 @@ std::vector<CheckResult> check_firewall(const Machine& m) {
         "iptables -I INPUT -p udp --dport 4791 -j ACCEPT (and OUTPUT if a rule there drops "
         "it), or delete the rule; do the same on the peer";
   } else if (!r.rules.empty()) {
-    auto& f = c.add(Severity::kWarn, "firewall-blocks-some-roce",
+    auto& f = c.add(Severity::kWarn, FindingId::kFirewallBlocksSomeRoce,
                     "the packet filter drops some RoCE v2 (UDP port 4791) packets: those its "
                     "rules match (by size, address, interface, ...); the rest pass");
     f.evidence = r.rules;

@@ -72,14 +72,14 @@ std::vector<CheckResult> check_lossless(const Machine& m) {
       const bool pfc_on = pfc_known && dcb->pfc_enabled != 0;
       const bool ecn_on = ecn.readable && (!ecn.np.empty() || !ecn.rp.empty());
       if (!pfc_known && !ecn.readable) {
-        auto& f = c.add(Severity::kInfo, "lossless-not-readable",
+        auto& f = c.add(Severity::kInfo, FindingId::kLosslessNotReadable,
                         fmt::format("PFC and ECN of {} are not readable on this driver{}", p.netdev,
                                     is_software(d) ? " (a software device has neither)" : ""));
         f.evidence.push_back("DCB netlink (DCB_CMD_IEEE_GET): " +
                              (dcb ? std::string("no PFC in the reply") : dcb.error().message()));
         f.evidence.push_back("/sys/class/net/" + p.netdev + "/ecn/roce_np/enable/*: absent");
       } else if (!pfc_on && ecn.readable && !ecn_on) {
-        auto& f = c.add(Severity::kWarn, "lossless-not-configured",
+        auto& f = c.add(Severity::kWarn, FindingId::kLosslessNotConfigured,
                         p.netdev +
                             " has neither PFC nor ECN on any priority: under congestion "
                             "RoCE drops packets and go-back-N retransmission collapses "
@@ -92,7 +92,7 @@ std::vector<CheckResult> check_lossless(const Machine& m) {
                 " prio-pfc 3:on) and ECN (echo 1 > /sys/class/net/" + p.netdev +
                 "/ecn/roce_np/enable/3 and roce_rp/enable/3); the switch must match";
       } else if (!pfc_on && !ecn.readable) {
-        auto& f = c.add(Severity::kInfo, "pfc-not-enabled",
+        auto& f = c.add(Severity::kInfo, FindingId::kPfcNotEnabled,
                         p.netdev +
                             " has PFC off on every priority; ECN/DCQCN state is not "
                             "readable here (upstream mlx5 keeps DCQCN in firmware, on by "

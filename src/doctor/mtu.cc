@@ -49,7 +49,7 @@ std::vector<CheckResult> check_mtu(const Machine& m) {
       c.fact("netdev_mtu_bytes", mtu);
       c.fact("roce_mtu_allowed_bytes", allowed);
       if (allowed < 4096) {
-        auto& f = c.add(is_software(d) ? Severity::kInfo : Severity::kWarn, "mtu-not-jumbo",
+        auto& f = c.add(is_software(d) ? Severity::kInfo : Severity::kWarn, FindingId::kMtuNotJumbo,
                         fmt::format("{} MTU {} limits RoCE to {}-byte packets; 4096 needs a "
                                     "netdev MTU of at least {} (9000 is usual)",
                                     p.netdev, mtu, allowed, 4096 + kRoceHeaderBytes));

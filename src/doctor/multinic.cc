@@ -116,7 +116,7 @@ void judge_duplicate(CheckResult& c, const std::string& subnet,
     names += (i == 0 ? "" : i + 1 == devs.size() ? " and " : ", ") + devs[i];
   }
   if (!v4) {
-    auto& f = c.add(Severity::kWarn, "duplicate-subnet",
+    auto& f = c.add(Severity::kWarn, FindingId::kDuplicateSubnet,
                     fmt::format("{} is configured on {}: replies may leave by the other NIC "
                                 "than the request came in on",
                                 subnet, names));
@@ -127,14 +127,14 @@ void judge_duplicate(CheckResult& c, const std::string& subnet,
     return;
   }
   if (problems.empty()) {
-    auto& f = c.add(Severity::kInfo, "duplicate-subnet",
+    auto& f = c.add(Severity::kInfo, FindingId::kDuplicateSubnet,
                     fmt::format("{} is configured on {}; arp_ignore, arp_announce and a policy "
                                 "rule per NIC keep each address on its own NIC",
                                 subnet, names));
     f.evidence = evidence;
     return;
   }
-  auto& f = c.add(Severity::kWarn, "duplicate-subnet",
+  auto& f = c.add(Severity::kWarn, FindingId::kDuplicateSubnet,
                   fmt::format("{} is configured on {}: {}. RoCE from one NIC's address can "
                               "then leave by, or be answered on, the other (asymmetric routes, "
                               "ARP flux)",

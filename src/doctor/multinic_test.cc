@@ -44,7 +44,7 @@ TEST(MultiNic, ADuplicateSubnetWithoutArpSysctlsOrRulesIsNamedWithItsFix) {
   EXPECT_NE(fact(*eth1, "roce_v2_gids").find("198.18.0.11/24"), std::string::npos);
   EXPECT_EQ(fact(*eth1, "roce_v2_gids").find("null"), std::string::npos)
       << fact(*eth1, "roce_v2_gids");
-  const Finding* f = find(rs, "duplicate-subnet");
+  const Finding* f = find(rs, FindingId::kDuplicateSubnet);
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, Severity::kWarn);
   EXPECT_NE(f->summary.find("198.18.0.0/24 is configured on eth0 and eth1"), std::string::npos)
@@ -81,7 +81,7 @@ TEST(MultiNic, ADuplicateSubnetWithSysctlsAndRulesIsOnlyInfo) {
                 R"({"dst":"198.18.0.0/24","dev":"eth1","prefsrc":"198.18.0.11"}])"}}});
   s.write("/capture/routing.json", routing.dump());
   const auto rs = check_multi_nic(Fixture(s.name()).m());
-  const Finding* f = find(rs, "duplicate-subnet");
+  const Finding* f = find(rs, FindingId::kDuplicateSubnet);
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, Severity::kInfo) << f->summary;
   bool saw_rule = false;
@@ -95,7 +95,7 @@ TEST(MultiNic, ADuplicateSubnetWithSysctlsAndRulesIsOnlyInfo) {
   wrong[1]["out"] = R"([{"dst":"198.18.0.0/24","dev":"eth0","table":"102"}])";
   s.write("/capture/routing.json", wrong.dump());
   const auto rewired = check_multi_nic(Fixture(s.name()).m());  // w points into it
-  const Finding* w = find(rewired, "duplicate-subnet");
+  const Finding* w = find(rewired, FindingId::kDuplicateSubnet);
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->severity, Severity::kWarn);
   EXPECT_NE(w->fix.find("ip route add 198.18.0.0/24 dev eth1 src 198.18.0.11 table 102"),

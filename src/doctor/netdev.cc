@@ -23,7 +23,7 @@ void check_speed(CheckResult& c, const DeviceInfo& d, const PortInfo& p, const L
   c.fact("fastest_supported_gbps",
          l.supported.empty() ? nlohmann::json() : in_gbps(fastest_mbps(l.supported)));
   if (!l.speed_mbps) {
-    auto& f = c.add(Severity::kInfo, "link-speed-unknown",
+    auto& f = c.add(Severity::kInfo, FindingId::kLinkSpeedUnknown,
                     p.netdev + " reports no link speed" +
                         (is_software(d) ? " (a virtual NIC under a software RDMA device)" : ""));
     f.evidence.push_back("ETHTOOL_GLINKSETTINGS: speed unknown, duplex " + l.duplex);
@@ -31,7 +31,7 @@ void check_speed(CheckResult& c, const DeviceInfo& d, const PortInfo& p, const L
   }
   const uint32_t speed = *l.speed_mbps;
   if (l.duplex == "half") {
-    auto& f = c.add(Severity::kWarn, "link-half-duplex",
+    auto& f = c.add(Severity::kWarn, FindingId::kLinkHalfDuplex,
                     p.netdev + " runs half duplex: RoCE needs a full-duplex link");
     f.evidence.push_back(fmt::format("{} {}, duplex half", p.netdev, gbps(speed)));
     f.fix = "check autonegotiation on both ends (ethtool -s " + p.netdev + " autoneg on)";
@@ -39,7 +39,7 @@ void check_speed(CheckResult& c, const DeviceInfo& d, const PortInfo& p, const L
   const uint32_t best = fastest_mbps(l.supported);
   if (best > speed) {
     auto& f = c.add(
-        Severity::kWarn, "link-speed-below-capability",
+        Severity::kWarn, FindingId::kLinkSpeedBelowCapability,
         fmt::format("{} negotiated {} but the NIC supports {}", p.netdev, gbps(speed), gbps(best)));
     f.evidence.push_back(
         fmt::format("ETHTOOL_GLINKSETTINGS {}: speed {} Mb/s, duplex {}, "
@@ -71,7 +71,7 @@ void check_speed(CheckResult& c, const DeviceInfo& d, const PortInfo& p, const L
     }
   }
   if (!is_software(d) && p.rate_gbps > 0 && std::fabs(p.rate_gbps * 1000 - speed) > 0.05 * speed) {
-    auto& f = c.add(Severity::kInfo, "port-rate-differs-from-link",
+    auto& f = c.add(Severity::kInfo, FindingId::kPortRateDiffersFromLink,
                     fmt::format("{} port {} rate {} differs from {}'s link speed {}", d.name,
                                 p.port, p.rate, p.netdev, gbps(speed)));
     f.evidence.push_back(
@@ -91,7 +91,7 @@ std::vector<CheckResult> check_netdevs(const Machine& m) {
                     .layer = Layer::kDevice,
                     .subject = fmt::format("{}/{}", d.name, p.port)};
       if (p.netdev.empty()) {
-        auto& f = c.add(Severity::kFail, "rdma-netdev-missing",
+        auto& f = c.add(Severity::kFail, FindingId::kRdmaNetdevMissing,
                         fmt::format("{} port {} is RoCE but no netdev maps to it", d.name, p.port));
         f.evidence.push_back("no gid_attrs/ndevs entry and no net/ directory under the device");
         f.fix = "load the NIC's Ethernet driver; for Soft-RoCE recreate the link: rdma link add " +
@@ -105,7 +105,7 @@ std::vector<CheckResult> check_netdevs(const Machine& m) {
       c.fact("operstate", oper);
       if (auto drv = m.fs.link_target(nd + "/device/driver")) c.fact("driver", *drv);
       if (oper != "up" && p.state == 4) {
-        auto& f = c.add(Severity::kWarn, "netdev-not-up",
+        auto& f = c.add(Severity::kWarn, FindingId::kNetdevNotUp,
                         fmt::format("{} is '{}' although {} port {} is ACTIVE", p.netdev, oper,
                                     d.name, p.port));
         f.evidence.push_back(nd + "/operstate: " + oper);

@@ -26,12 +26,12 @@ TEST(Netdev, NoPartnerInformationGivesTheGeneralFix) {
     "autoneg": true, "supported": ["25000baseCR/Full", "100000baseCR4/Full"],
     "advertised": ["25000baseCR/Full"], "partner": []}})");
   const auto rs = check_netdevs(Fixture(s.name()).m());
-  const Finding* f = find(rs, "link-speed-below-capability");
+  const Finding* f = find(rs, FindingId::kLinkSpeedBelowCapability);
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->evidence[2].find("advertises at most 25 Gb/s"), std::string::npos);
   EXPECT_NE(f->fix.find("cable/optic rated for 100 Gb/s"), std::string::npos);
   // The port says 100 Gb/s, the link 25 Gb/s.
-  EXPECT_NE(find(rs, "port-rate-differs-from-link"), nullptr);
+  EXPECT_NE(find(rs, FindingId::kPortRateDiffersFromLink), nullptr);
 }
 
 TEST(Netdev, HalfDuplex) {

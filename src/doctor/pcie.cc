@@ -95,7 +95,7 @@ CheckResult check_device(const Machine& m, const DeviceInfo& d) {
     }
   }
   if (cap.known() && (sta.gts < cap.gts || sta.width < cap.width)) {
-    auto& f = c.add(Severity::kWarn, "pcie-link-downgraded",
+    auto& f = c.add(Severity::kWarn, FindingId::kPcieLinkDowngraded,
                     fmt::format("{} ({}) trained at {}, below its {}", d.name, addr, describe(sta),
                                 describe(cap)));
     f.evidence.push_back(lnk(addr, sta, cap));
@@ -129,7 +129,7 @@ CheckResult check_device(const Machine& m, const DeviceInfo& d) {
   c.fact("usable_gbps", std::round(usable * 10) / 10);
   c.fact("active_port_gbps", port_gbps);
   if (port_gbps > 0 && usable < port_gbps) {
-    auto& f = c.add(Severity::kWarn, "pcie-bandwidth-below-port-rate",
+    auto& f = c.add(Severity::kWarn, FindingId::kPcieBandwidthBelowPortRate,
                     fmt::format("{}'s PCIe link ({}) carries about {:.0f} Gb/s, less than its "
                                 "ports' {:.0f} Gb/s",
                                 d.name, describe(sta), usable, port_gbps));
@@ -158,7 +158,7 @@ std::vector<CheckResult> check_pcie(const Machine& m) {
   for (const auto& d : m.devices) {
     if (is_software(d)) {
       CheckResult c{.check = "pcie", .layer = Layer::kPerformance, .subject = d.name};
-      auto& f = c.add(Severity::kInfo, "pcie-not-applicable",
+      auto& f = c.add(Severity::kInfo, FindingId::kPcieNotApplicable,
                       d.name + " is a software device: it has no PCIe link of its own");
       f.evidence.push_back("driver " + d.driver + ", no /sys/class/infiniband/" + d.name +
                            "/device; its packets go through the netdev's NIC");

@@ -47,10 +47,11 @@ TEST(Pcie, LinkTrainedDownInAWideSlot) {
   const ScratchCopy s("mlx5-healthy", "pcie-trained-down");
   s.write("/sys/bus/pci/devices/0000:17:00.0/current_link_speed", "8.0 GT/s PCIe\n");
   const auto rs = check_pcie(Fixture(s.name()).m());
-  const Finding* f = find(rs, "pcie-link-downgraded");
+  const Finding* f = find(rs, FindingId::kPcieLinkDowngraded);
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->fix.find("reseat"), std::string::npos);
-  EXPECT_EQ(find(rs, "pcie-bandwidth-below-port-rate"), nullptr);  // Gen3 x16 still carries 100G
+  EXPECT_EQ(find(rs, FindingId::kPcieBandwidthBelowPortRate),
+            nullptr);  // Gen3 x16 still carries 100G
 }
 
 TEST(Pcie, HealthyAndSoftware) {

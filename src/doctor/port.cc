@@ -46,7 +46,7 @@ void explain_state(CheckResult& c, const std::string& dev, const PortInfo& p) {
       p.state, p.state_name, p.phys_state, p.phys_state_name, dev, p.port);
   switch (p.state) {
     case 1: {
-      auto& f = c.add(Severity::kFail, "port-down",
+      auto& f = c.add(Severity::kFail, FindingId::kPortDown,
                       where + " is DOWN: nothing can be sent or received on it");
       f.evidence.push_back(seen);
       if (!phys_text.empty()) f.evidence.push_back(phys_text);
@@ -66,7 +66,7 @@ void explain_state(CheckResult& c, const std::string& dev, const PortInfo& p) {
     case 2:
     case 3: {
       const bool init = p.state == 2;
-      auto& f = c.add(Severity::kFail, "port-not-active",
+      auto& f = c.add(Severity::kFail, FindingId::kPortNotActive,
                       fmt::format("{} is {}: the link is up but the port is not {}", where,
                                   p.state_name, init ? "configured" : "activated"));
       f.evidence.push_back(seen);
@@ -94,7 +94,7 @@ void explain_state(CheckResult& c, const std::string& dev, const PortInfo& p) {
     case 5:
       return;
     default: {
-      auto& f = c.add(Severity::kWarn, "port-state-unknown",
+      auto& f = c.add(Severity::kWarn, FindingId::kPortStateUnknown,
                       fmt::format("{} reports an unexpected state '{}'", where, p.state_name));
       f.evidence.push_back(seen);
     }
@@ -116,7 +116,7 @@ std::vector<CheckResult> check_ports(const Machine& m) {
       c.fact("rate_gbps", p.rate_gbps);
       explain_state(c, d.name, p);
       if (p.state == 4 && p.phys_state != 5 && p.phys_state != 0) {
-        auto& f = c.add(Severity::kWarn, "port-phys-not-linkup",
+        auto& f = c.add(Severity::kWarn, FindingId::kPortPhysNotLinkup,
                         fmt::format("{} port {} is ACTIVE but its physical state is {}", d.name,
                                     p.port, p.phys_state_name));
         f.evidence.push_back(fmt::format("phys_state {}: {}", p.phys_state, p.phys_state_name));
@@ -127,7 +127,7 @@ std::vector<CheckResult> check_ports(const Machine& m) {
         if (sm) c.fact("sm_lid", *sm);
       }
       if (is_software(d) && p.state == 4) {
-        auto& f = c.add(Severity::kInfo, "software-rdma-device",
+        auto& f = c.add(Severity::kInfo, FindingId::kSoftwareRdmaDevice,
                         fmt::format("{} is Soft-RoCE/soft-iWARP on {}: a software device, "
                                     "not a NIC",
                                     d.name, p.netdev.empty() ? "?" : p.netdev));

@@ -26,12 +26,12 @@ TEST(Port, InfiniBandInitMeansNoSubnetManager) {
   s.write(p + "link_layer", "InfiniBand\n");
   const Fixture fx(s.name());
   const auto rs = check_ports(fx.m());
-  const Finding* f = find(rs, "port-not-active");
+  const Finding* f = find(rs, FindingId::kPortNotActive);
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->fix.find("subnet manager"), std::string::npos);
   s.write(p + "state", "3: ARMED\n");
   const Fixture armed(s.name());
-  EXPECT_NE(find(check_ports(armed.m()), "port-not-active")->evidence[1].find("ARMED"),
+  EXPECT_NE(find(check_ports(armed.m()), FindingId::kPortNotActive)->evidence[1].find("ARMED"),
             std::string::npos);
 }
 

@@ -120,7 +120,7 @@ CheckResult explain_absence(const FsRoot& fs) {
   c.fact("rdma_modules_shipped", has_moddir ? nlohmann::json(ships_rdma) : nlohmann::json());
   c.fact("provider_libraries", libs.size());
 
-  auto& f = c.add(Severity::kFail, "no-rdma-device",
+  auto& f = c.add(Severity::kFail, FindingId::kNoRdmaDevice,
                   "no RDMA device: /sys/class/infiniband " +
                       std::string(class_dir ? "is empty" : "does not exist"));
   f.evidence.push_back(core ? "ib_core (the kernel's RDMA core) is loaded; loaded RDMA modules: " +
@@ -204,7 +204,7 @@ CheckResult userspace(const FsRoot& fs, const DeviceInfo& d,
   const bool has_uverbs = std::find(uverbs_of.begin(), uverbs_of.end(), d.name) != uverbs_of.end();
   c.fact("uverbs", has_uverbs);
   if (!has_uverbs) {
-    auto& f = c.add(Severity::kFail, "uverbs-missing",
+    auto& f = c.add(Severity::kFail, FindingId::kUverbsMissing,
                     d.name + " has no uverbs device: user space (libibverbs) cannot open it");
     f.evidence.push_back(fs.exists("/sys/module/ib_uverbs")
                              ? "no /sys/class/infiniband_verbs/uverbs*/ibdev names " + d.name
@@ -223,7 +223,7 @@ CheckResult userspace(const FsRoot& fs, const DeviceInfo& d,
          it == libs.second.end() ? nlohmann::json() : nlohmann::json(libs.first + "/" + *it));
   if (it == libs.second.end()) {
     auto& f =
-        c.add(Severity::kFail, "provider-library-missing",
+        c.add(Severity::kFail, FindingId::kProviderLibraryMissing,
               fmt::format("no rdma-core provider for {} (driver {}): libibverbs will not list it",
                           d.name, d.driver));
     f.evidence.push_back(fmt::format("{} has no {}*.so", libs.first, prefix));

@@ -12,7 +12,7 @@ TEST(Presence, NoRdmaMachineIsExplained) {
   const Fixture fx("no-rdma-vm");
   const auto rs = check_presence(fx.m());
   ASSERT_EQ(ids(rs), std::vector<std::string>{"no-rdma-device"});
-  const Finding& f = *find(rs, "no-rdma-device");
+  const Finding& f = *find(rs, FindingId::kNoRdmaDevice);
   EXPECT_EQ(f.severity, Severity::kFail);
   std::string all;
   for (const auto& e : f.evidence) all += e + "\n";
@@ -31,8 +31,8 @@ TEST(Presence, NoRdmaDeviceIsDoctorsFindingForEveryCommand) {
   const Fixture fx("no-rdma-vm");
   const auto f = no_rdma_device(fx.fs());
   ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(f->id, "no-rdma-device");
-  EXPECT_EQ(f->fix, find(check_presence(fx.m()), "no-rdma-device")->fix);
+  EXPECT_EQ(f->id, FindingId::kNoRdmaDevice);
+  EXPECT_EQ(f->fix, find(check_presence(fx.m()), FindingId::kNoRdmaDevice)->fix);
   EXPECT_FALSE(no_rdma_device(FsRoot(kFixtures + "/rxe-lab-h1")).has_value());
 }
 
@@ -45,7 +45,7 @@ TEST(Presence, NamesTheMissingRdmaDriverOfANic) {
   s.write("/lib/modules/6.1.0-27-amd64/kernel/drivers/infiniband/hw/mlx5/mlx5_ib.ko", "");
   const Fixture fx(s.name());
   const auto rs = check_presence(fx.m());
-  const Finding* f = find(rs, "no-rdma-device");
+  const Finding* f = find(rs, FindingId::kNoRdmaDevice);
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->fix.find("modprobe mlx5_ib"), std::string::npos) << f->fix;
   EXPECT_EQ(f->fix.find("Soft-RoCE"), std::string::npos) << f->fix;

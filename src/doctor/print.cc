@@ -91,7 +91,7 @@ class Emitter {
       nlohmann::json facts = nlohmann::json::object();
       for (const auto& [k, v] : c.facts) facts[k] = v;
       nlohmann::json ids = nlohmann::json::array();
-      for (const auto& f : c.findings) ids.push_back(f.id);
+      for (const auto& f : c.findings) ids.push_back(std::string(id_name(f)));
       doc_["checks"].push_back({{"check", c.check},
                                 {"layer", layer_name(c.layer)},
                                 {"subject", c.subject},

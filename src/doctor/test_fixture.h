@@ -36,7 +36,7 @@ class Fixture {
 inline std::vector<std::string> ids(const std::vector<CheckResult>& rs) {
   std::vector<std::string> out;
   for (const auto& r : rs) {
-    for (const auto& f : r.findings) out.push_back(f.id);
+    for (const auto& f : r.findings) out.emplace_back(id_name(f));
   }
   return out;
 }
@@ -46,7 +46,7 @@ inline std::set<std::string> id_set(const std::vector<CheckResult>& rs) {
   return {v.begin(), v.end()};
 }
 
-inline const Finding* find(const std::vector<CheckResult>& rs, const std::string& id) {
+inline const Finding* find(const std::vector<CheckResult>& rs, FindingId id) {
   for (const auto& r : rs) {
     for (const auto& f : r.findings) {
       if (f.id == id) return &f;

@@ -3,12 +3,33 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <ostream>
 
 namespace rdmacheck {
 
-Finding make_finding(std::string id, Severity severity, Layer layer, std::string summary) {
+std::ostream& operator<<(std::ostream& os, FindingId id) { return os << name_of(id); }
+
+std::string_view id_name(const Finding& f) {
+  return f.id == FindingId::kForeign ? std::string_view(f.foreign_id) : name_of(f.id);
+}
+
+bool same_id(const Finding& a, const Finding& b) {
+  return a.id == b.id && (a.id != FindingId::kForeign || a.foreign_id == b.foreign_id);
+}
+
+void set_id_from_wire(Finding& f, std::string name) {
+  if (auto id = parse_enum<FindingId>(name)) {
+    f.id = *id;
+    f.foreign_id.clear();
+  } else {
+    f.id = FindingId::kForeign;
+    f.foreign_id = std::move(name);
+  }
+}
+
+Finding make_finding(FindingId id, Severity severity, Layer layer, std::string summary) {
   Finding f;
-  f.id = std::move(id);
+  f.id = id;
   f.severity = severity;
   f.layer = layer;
   f.summary = std::move(summary);
@@ -16,7 +37,7 @@ Finding make_finding(std::string id, Severity severity, Layer layer, std::string
 }
 
 nlohmann::json to_json(const Finding& f) {
-  nlohmann::json j = {{"id", f.id},
+  nlohmann::json j = {{"id", id_name(f)},
                       {"severity", severity_name(f.severity)},
                       {"layer", layer_name(f.layer)},
                       {"summary", f.summary},
@@ -53,10 +74,13 @@ int exit_status(const std::vector<Finding>& fs) {
 std::string format_finding(const Finding& f) {
   std::string sev = severity_name(f.severity);
   std::transform(sev.begin(), sev.end(), sev.begin(), ::toupper);
-  std::string out = fmt::format("{:<4} {}{}: {}\n", sev, f.id,
+  std::string out = fmt::format("{:<4} {}{}: {}\n", sev, id_name(f),
                                 f.host.empty() ? "" : fmt::format(" [{}]", f.host), f.summary);
   for (const auto& e : f.evidence) out += fmt::format("       evidence: {}\n", e);
   if (!f.fix.empty()) out += fmt::format("       fix: {}\n", f.fix);
+  // Where its catalogue entry is; a peer's id this build does not know has none.
+  if (f.id != FindingId::kForeign)
+    out += fmt::format("       (rdmacheck explain {})\n", name_of(f.id));
   return out;
 }
 

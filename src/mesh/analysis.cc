@@ -64,7 +64,7 @@ const Finding* diagnosis_of(const std::vector<std::string>& hosts, const std::ve
     for (const auto& d : p.findings) {
       if (d.severity < Severity::kWarn) continue;
       add_unique(f.evidence, fmt::format("{} -> {}: diagnosis {}: {}", hosts[p.from], hosts[p.to],
-                                         d.id, d.summary));
+                                         id_name(d), d.summary));
       if (!top || d.severity > top->severity) top = &d;
     }
   }
@@ -229,7 +229,7 @@ Analysis analyse(const std::vector<std::string>& hosts, const std::vector<Probe>
   for (int h = 0; h < n; ++h) {
     if (!down[h] && !slow[h]) continue;
     Finding f = make_finding(
-        "mesh-bad-host", down[h] ? Severity::kFail : Severity::kWarn,
+        FindingId::kMeshBadHost, down[h] ? Severity::kFail : Severity::kWarn,
         down[h] ? Layer::kConnection : Layer::kPerformance,
         down[h] ? fmt::format("{}: no pair with {} connected ({} of {} pairs failed)", hosts[h],
                               hosts[h], n - 1, n - 1)
@@ -260,7 +260,7 @@ Analysis analyse(const std::vector<std::string>& hosts, const std::vector<Probe>
     if (down[p.a] || down[p.b] || slow[p.a] || slow[p.b]) continue;
     const std::string name = pair_name(hosts, p.a, p.b);
     if (p.unreachable) {
-      Finding f = make_finding("mesh-unreachable-pair", Severity::kFail, Layer::kConnection,
+      Finding f = make_finding(FindingId::kMeshUnreachablePair, Severity::kFail, Layer::kConnection,
                                name + " cannot connect");
       f.subject = fmt::format("{}-{}", hosts[p.a], hosts[p.b]);
       take_diagnosis(f, diagnosis_of(hosts, probes, p.a, p.b, f));
@@ -271,7 +271,7 @@ Analysis analyse(const std::vector<std::string>& hosts, const std::vector<Probe>
       an.findings.push_back(std::move(f));
     } else if (!p.bad.empty()) {
       Finding f = make_finding(
-          "mesh-bad-pair", Severity::kWarn, Layer::kPerformance,
+          FindingId::kMeshBadPair, Severity::kWarn, Layer::kPerformance,
           fmt::format("{}: {}, while every other pair of {} and of {} is within the fleet", name,
                       joined(p.bad, ", "), hosts[p.a], hosts[p.b]));
       f.subject = fmt::format("{}-{}", hosts[p.a], hosts[p.b]);
@@ -288,7 +288,7 @@ Analysis analyse(const std::vector<std::string>& hosts, const std::vector<Probe>
     // Nothing was measured: one rank is no mesh, and a healthy verdict
     // would claim pairs that never ran.
     Finding f =
-        make_finding("mesh-too-few-hosts", Severity::kFail, Layer::kConnection,
+        make_finding(FindingId::kMeshTooFewHosts, Severity::kFail, Layer::kConnection,
                      fmt::format("{} host{} in the mesh: no pair to test", n, n == 1 ? "" : "s"));
     f.evidence.push_back(fmt::format("the ranks ran on: {}", n == 0 ? "none" : hosts[0]));
     f.fix =
@@ -299,7 +299,7 @@ Analysis analyse(const std::vector<std::string>& hosts, const std::vector<Probe>
   if (an.findings.empty()) {
     const size_t pairs = an.pairs.size();
     Finding f = make_finding(
-        "mesh-healthy", Severity::kOk, Layer::kPerformance,
+        FindingId::kMeshHealthy, Severity::kOk, Layer::kPerformance,
         fmt::format(
             "all {} pairs of {} hosts connected, none an outlier{}{}", pairs, n,
             an.latency ? "; latency median " + latency_text(an.latency->median) : "",
@@ -320,7 +320,7 @@ std::vector<Finding> summarise_doctor(const std::vector<std::string>& hosts,
     for (const auto& f : per_host[h]) {
       if (f.severity == Severity::kOk) continue;
       auto it = std::find_if(seen.begin(), seen.end(), [&](const Seen& s) {
-        return s.first.id == f.id && s.first.subject == f.subject;
+        return same_id(s.first, f) && s.first.subject == f.subject;
       });
       if (it == seen.end()) {
         seen.push_back(Seen{f, {}});

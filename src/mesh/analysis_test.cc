@@ -44,7 +44,7 @@ std::vector<Probe> healthy(int n) {
 std::vector<std::string> ids(const Analysis& an) {
   std::vector<std::string> v;
   for (const auto& f : an.findings)
-    v.push_back(f.id + (f.host.empty() ? "" : "@" + f.host) +
+    v.push_back(std::string(id_name(f)) + (f.host.empty() ? "" : "@" + f.host) +
                 (f.subject.find('-') != std::string::npos ? "@" + f.subject : ""));
   return v;
 }
@@ -52,7 +52,7 @@ std::vector<std::string> ids(const Analysis& an) {
 TEST(MeshAnalysis, HealthyMeshIsOneOkFinding) {
   auto an = analyse(names(4), healthy(4));
   ASSERT_EQ(an.findings.size(), 1u);
-  EXPECT_EQ(an.findings[0].id, "mesh-healthy");
+  EXPECT_EQ(an.findings[0].id, FindingId::kMeshHealthy);
   EXPECT_EQ(an.findings[0].severity, Severity::kOk);
   EXPECT_NE(an.findings[0].summary.find("all 6 pairs of 4 hosts"), std::string::npos);
   ASSERT_TRUE(an.m.latency_us[0][3]);
@@ -65,7 +65,7 @@ TEST(MeshAnalysis, HealthyMeshIsOneOkFinding) {
 TEST(MeshAnalysis, OneHostIsNoMesh) {
   auto an = analyse(names(1), {});
   ASSERT_EQ(an.findings.size(), 1u);
-  EXPECT_EQ(an.findings[0].id, "mesh-too-few-hosts");
+  EXPECT_EQ(an.findings[0].id, FindingId::kMeshTooFewHosts);
   EXPECT_EQ(an.findings[0].severity, Severity::kFail);
   EXPECT_EQ(exit_status(an.findings), 2);
 }
@@ -119,7 +119,7 @@ TEST(MeshAnalysis, FirewalledPairIsUnreachableWithItsDiagnosis) {
       p.error = "RC send: transport retry counter exceeded";
       p.pings_ok = 0;
       p.bw_gbps = -1;
-      Finding d = make_finding("roce-packets-lost", Severity::kFail, Layer::kConnection,
+      Finding d = make_finding(FindingId::kRocePacketsLost, Severity::kFail, Layer::kConnection,
                                "RoCE packets from h2 never reach h3");
       d.fix = "look for a firewall rule dropping UDP 4791";
       p.findings.push_back(d);
@@ -147,7 +147,7 @@ TEST(MeshAnalysis, HostWithoutDeviceIsNamedAndTheRestMeasured) {
       p.pings_ok = 0;
       p.bw_gbps = -1;
       if (p.from == 3) {
-        p.findings.push_back(make_finding("no-rdma-device", Severity::kFail, Layer::kDevice,
+        p.findings.push_back(make_finding(FindingId::kNoRdmaDevice, Severity::kFail, Layer::kDevice,
                                           "this host has no RDMA device"));
       }
     }
@@ -222,11 +222,14 @@ TEST(MeshAnalysis, ReferenceIsMedianAndScaledMad) {
 }
 
 TEST(MeshAnalysis, DoctorFindingsAreSummarisedAcrossHosts) {
-  auto memlock = make_finding("memlock-low", Severity::kWarn, Layer::kDevice, "memlock is 8 MiB");
+  auto memlock =
+      make_finding(FindingId::kMemlockTooLow, Severity::kWarn, Layer::kDevice, "memlock is 8 MiB");
   memlock.subject = "host";
-  auto mtu = make_finding("mtu-mismatch", Severity::kWarn, Layer::kDevice, "eth0 MTU 1500");
+  auto mtu =
+      make_finding(FindingId::kMtuMismatch, Severity::kWarn, Layer::kDevice, "eth0 MTU 1500");
   mtu.subject = "eth0";
-  auto ok = make_finding("port-active", Severity::kOk, Layer::kDevice, "rxe0/1 ACTIVE");
+  auto ok = make_finding(FindingId::kSoftwareRdmaDevice, Severity::kOk, Layer::kDevice,
+                         "rxe0/1 is Soft-RoCE");
   std::vector<std::vector<Finding>> per = {{memlock, ok}, {memlock, mtu}, {memlock}};
   auto s = summarise_doctor(names(3), per);
   ASSERT_EQ(s.size(), 2u);
@@ -257,7 +260,7 @@ TEST(MeshProbe, JsonRoundTrip) {
           .rtt_us = 12.5,
           .bw_gbps = -1,
           .loss_counters = 3};
-  auto f = make_finding("roce-packets-lost", Severity::kFail, Layer::kConnection, "lost");
+  auto f = make_finding(FindingId::kRocePacketsLost, Severity::kFail, Layer::kConnection, "lost");
   f.evidence = {"a", "b"};
   f.host = "h1";
   p.findings.push_back(f);

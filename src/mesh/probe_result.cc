@@ -26,11 +26,12 @@ nlohmann::json to_json(const Probe& p) {
 Result<Finding> finding_from_json(const nlohmann::json& j) {
   try {
     Finding f;
-    f.id = j.at("id").get<std::string>();
+    set_id_from_wire(f, j.at("id").get<std::string>());
     auto sev = parse_enum<Severity>(j.at("severity").get<std::string>());
     auto layer = parse_enum<Layer>(j.at("layer").get<std::string>());
     if (!sev || !layer)
-      return plain_error("mesh", "finding " + f.id + ": unknown severity or layer");
+      return plain_error("mesh",
+                         "finding " + std::string(id_name(f)) + ": unknown severity or layer");
     f.severity = *sev;
     f.layer = *layer;
     f.summary = j.at("summary").get<std::string>();

@@ -142,7 +142,7 @@ std::string format_text(const MeshReport& r) {
   if (!r.doctor.empty()) {
     out += "\nhost health (each host's doctor, summarised):\n";
     for (const auto& f : r.doctor) {
-      out += fmt::format("  {} {}: {}\n", severity_name(f.severity), f.id, f.summary);
+      out += fmt::format("  {} {}: {}\n", severity_name(f.severity), id_name(f), f.summary);
     }
   }
   out += "\nfindings:\n";

@@ -15,7 +15,7 @@ TEST(PerfClient, NoServerIsDiagnosedLikePing) {
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.failed, conn::Stage::kTcpConnect);
   ASSERT_FALSE(r.findings.empty());
-  EXPECT_EQ(r.findings[0].id, "server-not-listening");
+  EXPECT_EQ(r.findings[0].id, FindingId::kServerNotListening);
   EXPECT_EQ(exit_status(r), 2);
 }
 

@@ -124,9 +124,10 @@ uint64_t packets(const Counters& d) {
   return p;
 }
 
-bool is_counter_finding(const std::string& id) {
-  return id == "packet-loss-during-test" || id == "ack-late" || id == "packets-duplicated" ||
-         id == "receiver-not-ready-during-test" || id == "congestion-during-test";
+bool is_counter_finding(FindingId id) {
+  return id == FindingId::kPacketLossDuringTest || id == FindingId::kAckLate ||
+         id == FindingId::kPacketsDuplicated || id == FindingId::kReceiverNotReadyDuringTest ||
+         id == FindingId::kCongestionDuringTest;
 }
 
 std::vector<Finding> counter_findings(const Counters& local, const Counters& peer,
@@ -142,7 +143,7 @@ std::vector<Finding> counter_findings(const Counters& local, const Counters& pee
     return pkts > 0 ? static_cast<double>(events) * 1e6 / static_cast<double>(pkts) : 0.0;
   };
   auto total = [&](bool (*pick)(const std::string&)) { return sum(local, pick) + sum(peer, pick); };
-  auto build = [&](const char* id, uint64_t events, double warn_ppm, const std::string& what,
+  auto build = [&](FindingId id, uint64_t events, double warn_ppm, const std::string& what,
                    bool (*pick)(const std::string&), const std::string& fix) {
     Finding f;
     f.id = id;
@@ -188,7 +189,7 @@ std::vector<Finding> counter_findings(const Counters& local, const Counters& pee
       "counters, ethtool -S, netem/tc), and make the path lossless: PFC + ECN, RoCE traffic in "
       "its own priority";
   if (copies > 0) {
-    build("packets-duplicated", copies, kCopiesWarnPpm,
+    build(FindingId::kPacketsDuplicated, copies, kCopiesWarnPpm,
           "the network delivered copies of packets that were sent once (the receiver saw "
           "duplicates, the sender retransmitted nothing)",
           is_duplicate,
@@ -206,14 +207,14 @@ std::vector<Finding> counter_findings(const Counters& local, const Counters& pee
   }
   if (loss) {
     const uint64_t events = gaps + link + (peer_known ? lost_tail : timeouts);
-    build("packet-loss-during-test", events, kLossWarnPpm,
+    build(FindingId::kPacketLossDuringTest, events, kLossWarnPpm,
           peer_known ? "requests were lost on the way (sequence gaps, NAKs or unanswered "
                        "retransmissions)"
                      : "packets were retransmitted (the peer's counters were not available to "
                        "tell lost requests from late ACKs)",
           is_loss_evidence, loss_fix);
   } else if (dups > 0 || timeouts > 0) {
-    build("ack-late", std::max(dups, timeouts), kAckLateWarnPpm,
+    build(FindingId::kAckLate, std::max(dups, timeouts), kAckLateWarnPpm,
           "requests were retransmitted although they had arrived (the receiver saw duplicates, "
           "no sequence gap): their ACKs or read responses came back late, out of order, or "
           "not at all",
@@ -225,13 +226,14 @@ std::vector<Finding> counter_findings(const Counters& local, const Counters& pee
           "(rdmacheck picks it from the round trip)");
   }
   if (const uint64_t rnr = total(is_rnr); rnr > 0) {
-    build("receiver-not-ready-during-test", rnr, kRnrWarnPpm,
+    build(FindingId::kReceiverNotReadyDuringTest, rnr, kRnrWarnPpm,
           "the receiver had no receive buffer posted (RNR NAKs)", is_rnr,
           "the receiving side must keep enough receives posted (a deeper receive queue); RNR "
           "waits stall the sender for the RNR timer each time");
   }
   if (const uint64_t cong = total(is_congestion_counter); cong > 0) {
-    build("congestion-during-test", cong, 0, "the path signalled congestion", is_congestion_counter,
+    build(FindingId::kCongestionDuringTest, cong, 0, "the path signalled congestion",
+          is_congestion_counter,
           "check ECN/PFC configuration and what else shares the path; spread the load");
   }
   return out;

@@ -37,7 +37,7 @@ uint64_t packets(const Counters& d);
 // sides' deltas, each WARN from its own rate.
 // fallback_packets is used when neither side's counters count packets.
 // Whether ID is one counter_findings raises (its evidence differs from test to test).
-bool is_counter_finding(const std::string& id);
+bool is_counter_finding(FindingId id);
 
 std::vector<Finding> counter_findings(const Counters& local, const Counters& peer,
                                       const std::string& local_host, const std::string& peer_host,

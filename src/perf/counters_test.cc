@@ -31,7 +31,7 @@ TEST(Counters, LossOnBothSidesIsOneFindingWithARate) {
                            {"hw_counters/out_of_seq_request", 30}};
   const auto f = counter_findings(client, server, "h2", "h1", 0);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].id, "packet-loss-during-test");
+  EXPECT_EQ(f[0].id, FindingId::kPacketLossDuringTest);
   EXPECT_EQ(f[0].severity, Severity::kWarn);
   EXPECT_NE(f[0].summary.find("50 events during the test, 5000 per million packets (10000 packets"),
             std::string::npos)
@@ -48,7 +48,7 @@ TEST(Counters, CleanRunHasNoFindingsAndCongestionIsItsOwn) {
   const Counters cnp = {{"hw_counters/np_cnp_sent", 4}};
   const auto f = counter_findings(Counters{}, cnp, "a", "b", 1000);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].id, "congestion-during-test");
+  EXPECT_EQ(f[0].id, FindingId::kCongestionDuringTest);
   EXPECT_NE(f[0].summary.find("4000 per million"), std::string::npos) << f[0].summary;
 }
 
@@ -63,7 +63,7 @@ TEST(Counters, OneLateAckOnAHealthyRunIsInfoNotLoss) {
                            {"hw_counters/duplicate_request", 1}};
   const auto f = counter_findings(client, server, "h2", "h1", 0);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].id, "ack-late");
+  EXPECT_EQ(f[0].id, FindingId::kAckLate);
   EXPECT_TRUE(is_counter_finding(f[0].id));
   EXPECT_EQ(f[0].severity, Severity::kInfo);
   EXPECT_NE(f[0].summary.find("although they had arrived"), std::string::npos) << f[0].summary;
@@ -78,7 +78,7 @@ TEST(Counters, ManyLateAcksWarn) {
   const Counters server = {{"hw_counters/rcvd_pkts", 500}, {"hw_counters/duplicate_request", 20}};
   const auto f = counter_findings(client, server, "h2", "h1", 0);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].id, "ack-late");
+  EXPECT_EQ(f[0].id, FindingId::kAckLate);
   EXPECT_EQ(f[0].severity, Severity::kWarn);
 }
 
@@ -91,7 +91,7 @@ TEST(Counters, DuplicatesWithAGapAreLoss) {
                            {"hw_counters/out_of_seq_request", 5}};
   const auto f = counter_findings(client, server, "h2", "h1", 0);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].id, "packet-loss-during-test");
+  EXPECT_EQ(f[0].id, FindingId::kPacketLossDuringTest);
   EXPECT_EQ(f[0].severity, Severity::kWarn);
   EXPECT_EQ(f[0].evidence[1],
             "h1: hw_counters/duplicate_request +2, hw_counters/out_of_seq_request +5");
@@ -104,7 +104,7 @@ TEST(Counters, TimeoutWithoutDuplicateIsALostRequest) {
   const Counters server = {{"hw_counters/rcvd_pkts", 100}};
   const auto f = counter_findings(client, server, "h2", "h1", 0);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].id, "packet-loss-during-test");
+  EXPECT_EQ(f[0].id, FindingId::kPacketLossDuringTest);
   EXPECT_NE(f[0].summary.find("1 events during the test, 10000 per million"), std::string::npos)
       << f[0].summary;
 }
@@ -113,7 +113,7 @@ TEST(Counters, TimeoutsWithoutThePeersCountersSayTheyCannotTell) {
   const Counters client = {{"hw_counters/sent_pkts", 100}, {"hw_counters/completer_retry_err", 1}};
   const auto f = counter_findings(client, Counters{}, "h2", "h1", 0);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].id, "packet-loss-during-test");
+  EXPECT_EQ(f[0].id, FindingId::kPacketLossDuringTest);
   EXPECT_NE(f[0].summary.find("not available"), std::string::npos) << f[0].summary;
 }
 
@@ -122,7 +122,7 @@ TEST(Counters, RnrIsItsOwnCauseWithItsOwnRate) {
   const Counters server = {{"hw_counters/rcvd_pkts", 100000}, {"hw_counters/send_rnr_err", 3}};
   const auto f = counter_findings(client, server, "h2", "h1", 0);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].id, "receiver-not-ready-during-test");
+  EXPECT_EQ(f[0].id, FindingId::kReceiverNotReadyDuringTest);
   EXPECT_EQ(f[0].severity, Severity::kInfo);  // 60 per million
   const Counters busy = {{"hw_counters/sent_pkts", 1000}, {"hw_counters/rcvd_rnr_err", 30}};
   const Counters peer = {{"hw_counters/rcvd_pkts", 1000}};
@@ -142,12 +142,12 @@ TEST(Counters, DuplicatesTheSenderNeverRetransmittedAreCopiesOnTheWay) {
                            {"hw_counters/duplicate_request", 1}};
   const auto f = counter_findings(client, server, "h2", "h1", 0);
   ASSERT_EQ(f.size(), 2u);
-  EXPECT_EQ(f[0].id, "packets-duplicated");
+  EXPECT_EQ(f[0].id, FindingId::kPacketsDuplicated);
   EXPECT_TRUE(is_counter_finding(f[0].id));
   EXPECT_EQ(f[0].severity, Severity::kWarn);  // 4 in 105 packets
   EXPECT_NE(f[0].summary.find("4 events"), std::string::npos) << f[0].summary;
   EXPECT_EQ(f[0].evidence.back(), "h2 saw 4 duplicate requests while h1 retransmitted nothing");
-  EXPECT_EQ(f[1].id, "ack-late");  // h2's one timeout, seen once by h1
+  EXPECT_EQ(f[1].id, FindingId::kAckLate);  // h2's one timeout, seen once by h1
   EXPECT_NE(f[1].summary.find("1 events"), std::string::npos) << f[1].summary;
 }
 
@@ -158,7 +158,7 @@ TEST(Counters, DuplicatesNextToANakAreNotCopies) {
   const Counters server = {{"hw_counters/rcvd_pkts", 1000}, {"hw_counters/duplicate_request", 3}};
   const auto f = counter_findings(client, server, "h2", "h1", 0);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].id, "packet-loss-during-test");
+  EXPECT_EQ(f[0].id, FindingId::kPacketLossDuringTest);
 }
 
 }  // namespace

@@ -29,6 +29,22 @@ json cpu(const std::optional<PerfReport::CpuUse>& c) {
 
 std::string rule() { return std::string(79, '-') + "\n"; }
 
+// A finding back from the document (to_json(Finding) wrote it), so the text
+// goes through the one finding renderer.
+Finding finding_of(const json& j) {
+  Finding f;
+  set_id_from_wire(f, j.value("id", ""));
+  f.severity = parse_enum<Severity>(j.value("severity", "")).value_or(Severity::kInfo);
+  f.layer = parse_enum<Layer>(j.value("layer", "")).value_or(Layer::kPerformance);
+  f.summary = j.value("summary", "");
+  for (const auto& e : j.value("evidence", json::array()))
+    f.evidence.push_back(e.get<std::string>());
+  f.fix = j.value("fix", "");
+  f.host = j.value("host", "");
+  f.subject = j.value("subject", "");
+  return f;
+}
+
 }  // namespace
 
 json to_json(const PerfReport& r) {
@@ -200,17 +216,7 @@ std::string format_document(const json& d) {
     for (const auto& [k, v] : c.items()) line += fmt::format(" {}+{}", k, v.get<uint64_t>());
     out += fmt::format("counters {}:{}\n", side, line);
   }
-  for (const auto& f : d["findings"]) {
-    out += fmt::format("{} {}: {}\n",
-                       f["severity"].get<std::string>() == "info"   ? "INFO"
-                       : f["severity"].get<std::string>() == "warn" ? "WARN"
-                                                                    : "FAIL",
-                       f["id"].get<std::string>(), f["summary"].get<std::string>());
-    for (const auto& e : f["evidence"]) out += "    evidence: " + e.get<std::string>() + "\n";
-    if (f.contains("fix") && !f["fix"].get<std::string>().empty()) {
-      out += "    fix: " + f["fix"].get<std::string>() + "\n";
-    }
-  }
+  for (const auto& f : d["findings"]) out += format_finding(finding_of(f));
   if (!d["ok"].get<bool>()) {
     out += fmt::format("failed at {}: {}\n", d["failed_stage"].get<std::string>(),
                        d["error"].get<std::string>());

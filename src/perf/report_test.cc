@@ -12,7 +12,7 @@ PerfReport bw_report() {
   r.bw.push_back(BwSample{65536, 1000, 0.5, 1.048576, 1.2, 125, 0.002});
   r.local_counters = {{"hw_counters/sent_pkts", 64000}};
   Finding f;
-  f.id = "packet-loss-during-test";
+  f.id = FindingId::kPacketLossDuringTest;
   f.severity = Severity::kWarn;
   f.layer = Layer::kPerformance;
   f.summary = "lost";
@@ -30,7 +30,12 @@ TEST(Report, TextIsRenderedFromTheJsonDocument) {
   EXPECT_NE(text.find("      65536         1000         1.2000         1.0486       125.00"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("WARN packet-loss-during-test: lost"), std::string::npos) << text;
+  // The one finding renderer, with the pointer to its catalogue entry.
+  EXPECT_NE(text.find("WARN packet-loss-during-test: lost\n"
+                      "       evidence: h1: hw_counters/out_of_seq_request +3\n"
+                      "       (rdmacheck explain packet-loss-during-test)\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("counters local: hw_counters/sent_pkts+64000"), std::string::npos) << text;
   EXPECT_NE(text.find("result: PASS"), std::string::npos) << text;
 }

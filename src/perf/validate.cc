@@ -63,12 +63,12 @@ std::optional<Finding> validation_finding(uint64_t checks, const std::vector<std
   Finding f;
   f.layer = Layer::kPerformance;
   if (errors.empty()) {
-    f.id = "data-validated";
+    f.id = FindingId::kDataValidated;
     f.severity = Severity::kInfo;
     f.summary = fmt::format("all {} checks of the data that landed found it intact", checks);
     return f;
   }
-  f.id = "data-validation-failed";
+  f.id = FindingId::kDataValidationFailed;
   f.severity = Severity::kFail;
   f.summary = fmt::format("{} of {} checks found data that is not what was sent", errors.size(),
                           std::max<uint64_t>(checks, errors.size()));

@@ -72,11 +72,11 @@ TEST(Validate, FindingNamesTheWrongBytesOrSaysHowManyPassed) {
   EXPECT_EQ(validation_finding(0, {}), std::nullopt);
   const auto good = validation_finding(6, {});
   ASSERT_TRUE(good);
-  EXPECT_EQ(good->id, "data-validated");
+  EXPECT_EQ(good->id, FindingId::kDataValidated);
   EXPECT_EQ(good->severity, Severity::kInfo);
   const auto bad = validation_finding(6, {"server: data the client sent (4096 B): byte 3 ..."});
   ASSERT_TRUE(bad);
-  EXPECT_EQ(bad->id, "data-validation-failed");
+  EXPECT_EQ(bad->id, FindingId::kDataValidationFailed);
   EXPECT_EQ(bad->severity, Severity::kFail);
   EXPECT_EQ(bad->evidence.size(), 1u);
   EXPECT_NE(bad->summary.find("1 of 6"), std::string::npos) << bad->summary;

@@ -45,7 +45,7 @@ std::vector<Finding> verdict_findings(const Spec& s, const LinkFacts& l,
   std::vector<Finding> out;
   if (software_device(l.driver)) {
     Finding f;
-    f.id = "no-line-rate-reference";
+    f.id = FindingId::kNoLineRateReference;
     f.severity = Severity::kInfo;
     f.layer = Layer::kPerformance;
     f.summary = fmt::format(
@@ -65,7 +65,7 @@ std::vector<Finding> verdict_findings(const Spec& s, const LinkFacts& l,
   if (big != nullptr && big->size >= 65536) {
     if (auto e = expected_bw(l, big->size); e && big->avg_gbps < 0.7 * e->gbps) {
       Finding f;
-      f.id = "bandwidth-below-expected";
+      f.id = FindingId::kBandwidthBelowExpected;
       f.severity = big->avg_gbps < 0.5 * e->gbps ? Severity::kFail : Severity::kWarn;
       f.layer = Layer::kPerformance;
       f.summary = fmt::format(
@@ -91,7 +91,7 @@ std::vector<Finding> verdict_findings(const Spec& s, const LinkFacts& l,
     const double bound = (l.ethernet ? 4.0 : 2.0) * (small->half_round_trip ? 1 : 2);
     if (small->stats.median > 2 * bound) {
       Finding f;
-      f.id = "latency-above-expected";
+      f.id = FindingId::kLatencyAboveExpected;
       f.severity = small->stats.median > 10 * bound ? Severity::kFail : Severity::kWarn;
       f.layer = Layer::kPerformance;
       f.summary = fmt::format(

@@ -40,7 +40,7 @@ TEST(Verdict, HealthyHundredGigIsQuietHalfIsAFailure) {
   BwSample half{1 << 20, 1000, 1, 45, 46, 0, 0};
   const auto f = verdict_findings(Spec{}, cx5(), {half}, {});
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].id, "bandwidth-below-expected");
+  EXPECT_EQ(f[0].id, FindingId::kBandwidthBelowExpected);
   EXPECT_EQ(f[0].severity, Severity::kFail);
 }
 
@@ -53,7 +53,7 @@ TEST(Verdict, SlowSmallMessagesAreNamed) {
   slow.stats.median = 30;
   const auto f = verdict_findings(Spec{}, cx5(), {}, {slow});
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].id, "latency-above-expected");
+  EXPECT_EQ(f[0].id, FindingId::kLatencyAboveExpected);
   EXPECT_EQ(f[0].severity, Severity::kWarn);
 }
 
@@ -64,7 +64,7 @@ TEST(Verdict, SoftwareDevicesGetAnHonestInfo) {
   BwSample slow{65536, 10, 1, 0.1, 0.1, 0, 0};
   const auto f = verdict_findings(Spec{}, l, {slow}, {});
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].id, "no-line-rate-reference");
+  EXPECT_EQ(f[0].id, FindingId::kNoLineRateReference);
   EXPECT_EQ(f[0].severity, Severity::kInfo);
   EXPECT_FALSE(expected_bw(l, 65536));
 }

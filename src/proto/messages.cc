@@ -624,7 +624,7 @@ Result<DoctorReport> parse_doctor_report(const nlohmann::json& j) {
   for (const auto& fj : *fs) {
     Fields fr(fj, "doctor-report.finding", "doctor-report");
     Finding f;
-    f.id = fr.text("id", true, kMaxText);
+    std::string id = fr.text("id", true, kMaxText);
     f.severity = fr.one_of("severity", Severity::kInfo);
     f.layer = fr.one_of("layer", Layer::kDevice);
     f.summary = fr.text("summary", true, kMaxText);
@@ -632,7 +632,8 @@ Result<DoctorReport> parse_doctor_report(const nlohmann::json& j) {
     f.subject = fr.text("subject", false, kMaxText);  // absent from older servers
     f.evidence = fr.texts("evidence", kMaxEvidence, kMaxText);
     if (fr.error()) return *fr.error();
-    if (!kebab(f.id)) return plain_error("doctor-report", "finding.id: must be kebab-case");
+    if (!kebab(id)) return plain_error("doctor-report", "finding.id: must be kebab-case");
+    set_id_from_wire(f, std::move(id));  // an id this build does not know is carried as it came
     rep.findings.push_back(std::move(f));
   }
   return rep;

@@ -250,7 +250,7 @@ namespace rdmacheck::proto {
 namespace {
 
 TEST(Messages, DoctorReportIsValidatedFindingByFinding) {
-  Finding f{"firewall-blocks-roce", Severity::kFail, Layer::kConnection, "drops UDP 4791"};
+  Finding f{FindingId::kFirewallBlocksRoce, Severity::kFail, Layer::kConnection, "drops UDP 4791"};
   f.evidence = {"-A INPUT -p udp -m udp --dport 4791 -j DROP"};
   auto r = parse_doctor_report(doctor_report("h1", rdmacheck::to_json(std::vector<Finding>{f})));
   ASSERT_TRUE(r.ok()) << r.error().message();
@@ -269,6 +269,27 @@ TEST(Messages, DoctorReportIsValidatedFindingByFinding) {
   bad["findings"][0]["evidence"] = nlohmann::json::array({std::string(5000, 'x')});
   EXPECT_FALSE(parse_doctor_report(bad).ok());
   EXPECT_FALSE(parse_doctor_report(error_message("busy")).ok());
+}
+
+// A newer peer may send an id this build does not know: it is carried as it
+// came (and printed and written back the same), never dropped or renamed.
+TEST(Messages, DoctorReportCarriesAnIdThisBuildDoesNotKnow) {
+  Finding f{FindingId::kFirewallBlocksRoce, Severity::kWarn, Layer::kDevice, "from the future"};
+  auto doc = doctor_report("h1", rdmacheck::to_json(std::vector<Finding>{f}));
+  doc["findings"][0]["id"] = "nic-on-fire";
+  auto r = parse_doctor_report(doc);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(r->findings.size(), 1u);
+  const Finding& got = r->findings[0];
+  EXPECT_EQ(got.id, FindingId::kForeign);
+  EXPECT_EQ(id_name(got), "nic-on-fire");
+  EXPECT_EQ(rdmacheck::to_json(got)["id"], "nic-on-fire");
+  EXPECT_EQ(got.severity, Severity::kWarn);
+  // A known name comes back typed.
+  doc["findings"][0]["id"] = "mtu-black-hole";
+  r = parse_doctor_report(doc);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->findings[0].is(FindingId::kMtuBlackHole));
 }
 
 }  // namespace

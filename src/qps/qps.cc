@@ -44,7 +44,7 @@ int QpsReport::exit_status() const { return error ? 2 : rdmacheck::exit_status(f
 
 std::vector<Finding> diagnose_qps(const std::vector<QpInfo>& qps) {
   std::vector<Finding> out;
-  Finding err{.id = "qp-in-error",
+  Finding err{.id = FindingId::kQpInError,
               .severity = Severity::kWarn,
               .layer = Layer::kConnection,
               .summary = "",
@@ -53,7 +53,7 @@ std::vector<Finding> diagnose_qps(const std::vector<QpInfo>& qps) {
                   "a work request failed (retry exceeded, remote access or length error): "
                   "the owner must destroy and re-create the QP; the hardware counters and "
                   "the completion status tell why"};
-  Finding waiting{.id = "qp-not-ready",
+  Finding waiting{.id = FindingId::kQpNotReady,
                   .severity = Severity::kInfo,
                   .layer = Layer::kConnection,
                   .summary = "",

@@ -15,10 +15,10 @@ TEST(Qps, FlagsErrorAndNotReadyQps) {
   ASSERT_FALSE(r.error);
   ASSERT_EQ(r.qps.size(), 4u);
   ASSERT_EQ(r.findings.size(), 2u);
-  EXPECT_EQ(r.findings[0].id, "qp-in-error");
+  EXPECT_EQ(r.findings[0].id, FindingId::kQpInError);
   EXPECT_EQ(r.findings[0].severity, Severity::kWarn);
   EXPECT_NE(r.findings[0].evidence[0].find("lqpn 4522"), std::string::npos);
-  EXPECT_EQ(r.findings[1].id, "qp-not-ready");
+  EXPECT_EQ(r.findings[1].id, FindingId::kQpNotReady);
   EXPECT_NE(r.findings[1].evidence[0].find("INIT"), std::string::npos);
   EXPECT_EQ(r.exit_status(), 1);
   const std::string text = format_text(r);

@@ -302,7 +302,7 @@ void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
   if (shared.no_rdma) {  // the test is valid and fits: only the device is missing
     out.outcome = no_rdma_refusal(*shared.no_rdma);
     nlohmann::json refused = proto::error_message(out.outcome);
-    refused["code"] = shared.no_rdma->id;
+    refused["code"] = id_name(*shared.no_rdma);
     (void)send_frame(sock, refused, deadline_in(std::chrono::seconds(1)));
     return;
   }
@@ -509,7 +509,7 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
     log.line(fmt::format(
         "rdmacheck serve: no usable RDMA device ({}: {}; fix: {}); answering doctor requests and "
         "TCP probes, refusing RDMA tests with this finding",
-        no_rdma->id, no_rdma->summary, no_rdma->fix));
+        id_name(*no_rdma), no_rdma->summary, no_rdma->fix));
   }
   // Clients that connect with --cm meet this listener; without it, the rest still works.
   auto acceptor = no_rdma ? Result<std::unique_ptr<CmAcceptor>>(plain_error("rdma_cm", "no device"))

@@ -387,7 +387,7 @@ TEST_F(AuthServerTest, ClientsWithoutTheKeyGetAnAuthFindingAndNoSession) {
   obs.error = wrong.error().error.message();
   const auto fs = conn::diagnose(obs);
   ASSERT_EQ(fs.size(), 1u);
-  EXPECT_EQ(fs[0].id, "auth-failed");
+  EXPECT_EQ(fs[0].id, FindingId::kAuthFailed);
   EXPECT_FALSE(fs[0].fix.empty());
 }
 
