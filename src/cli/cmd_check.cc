@@ -51,7 +51,7 @@ Runner attach_check(CLI::App& app) {
     const bool printed = print(r, o->out, ticket);
     if (!o->html.empty()) {
       if (auto s = check::write_html(o->html, document(r, ticket)); !s) {
-        std::fprintf(stderr, "rdmacheck: error: --html: %s\n", s.error().message().c_str());
+        std::fprintf(stderr, "rdmacheck check: --html: %s\n", s.error().message().c_str());
         return 2;
       }
     }

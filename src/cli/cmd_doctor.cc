@@ -14,7 +14,7 @@ namespace {
 
 int capture(const std::string& dir, const OutputFlags& out) {
   if (auto st = doctor::prepare_capture_dir(dir); !st) {
-    std::fprintf(stderr, "rdmacheck: error: %s\n", st.error().message().c_str());
+    std::fprintf(stderr, "rdmacheck doctor: %s\n", st.error().message().c_str());
     return 2;
   }
   FsRoot fs("/");
@@ -34,7 +34,7 @@ int capture(const std::string& dir, const OutputFlags& out) {
   auto copied = doctor::copy_recorded(*rec, dir);
   auto st = copied ? doctor::write_capture_files(dir, files) : Status(copied.error());
   if (!st) {
-    std::fprintf(stderr, "rdmacheck: error: capture: %s\n", st.error().message().c_str());
+    std::fprintf(stderr, "rdmacheck doctor: capture: %s\n", st.error().message().c_str());
     return 2;
   }
   if (!print(report, out)) return 2;

@@ -49,7 +49,7 @@ Runner attach_explain(CLI::App& app) {
       r.entries.push_back(&catalogue_entry(*id));
     } else {
       std::fprintf(stderr,
-                   "rdmacheck: error: no finding is called '%s'%s ('rdmacheck explain' "
+                   "rdmacheck explain: no finding is called '%s'%s ('rdmacheck explain' "
                    "lists them all)\n",
                    o->id.c_str(), suggestion(close_ids(o->id)).c_str());
       return 2;

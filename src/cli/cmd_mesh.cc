@@ -43,7 +43,7 @@ Runner attach_mesh(CLI::App& app) {
       }
     }
     std::fprintf(stderr,
-                 "rdmacheck: error: mesh runs %s (%s): build rdmacheck where MPI is installed "
+                 "rdmacheck mesh: mesh runs %s (%s): build rdmacheck where MPI is installed "
                  "(Debian: apt-get install libopenmpi-dev) to get it\n",
                  argv[0], std::strerror(err));
     return 2;

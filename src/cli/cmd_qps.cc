@@ -37,7 +37,7 @@ Runner attach_qps(CLI::App& app) {
     const auto report = qps::make_report(std::move(listed));
     o->out.root = fs.root();
     if (report.error && !o->out.json) {
-      std::fprintf(stderr, "rdmacheck: error: cannot list QPs: %s\n",
+      std::fprintf(stderr, "rdmacheck qps: cannot list QPs: %s\n",
                    qps::explain(*report.error).c_str());
       return report.exit_status();
     }

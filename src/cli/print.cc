@@ -65,7 +65,9 @@ TicketHeader ticket_header(const OutputFlags& out, const std::vector<std::string
 
 bool write_json_file(const nlohmann::json& doc, const OutputFlags& out) {
   if (auto s = write_file_atomically(out.json_file, doc.dump(2) + "\n"); !s) {
-    std::fprintf(stderr, "rdmacheck: error: --json-file: %s\n", s.error().message().c_str());
+    const std::string sub = doc.is_object() ? doc.value("command", std::string()) : std::string();
+    std::fprintf(stderr, "rdmacheck%s%s: --json-file: %s\n", sub.empty() ? "" : " ", sub.c_str(),
+                 s.error().message().c_str());
     return false;
   }
   return true;
