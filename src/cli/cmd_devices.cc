@@ -46,7 +46,7 @@ Runner attach_devices(CLI::App& app) {
     }
     o->out.root = fs.root();
     if (!print(inv, o->out)) return 2;
-    return inv.devices.empty() ? 2 : 0;
+    return devices::exit_status(inv);
   };
 }
 

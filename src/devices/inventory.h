@@ -40,6 +40,8 @@ std::vector<NicRoutes> nic_routes(const std::vector<DeviceInfo>& devices,
                                   const std::vector<Route>& routes);
 
 nlohmann::json to_json(const Inventory& inv);
+// 0 when at least one RDMA device is there, 2 when none.
+inline int exit_status(const Inventory& inv) { return inv.devices.empty() ? 2 : 0; }
 std::string format_text(const Inventory& inv, const TextStyle& style = {});
 
 }  // namespace rdmacheck::devices

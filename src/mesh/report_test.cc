@@ -55,7 +55,7 @@ TEST(MeshReport, JsonHoldsToTheSchema) {
   for (bool fw : {false, true}) {
     const auto doc = printed(three_hosts(fw));
     EXPECT_EQ(perf::schema_violations(*schema, doc), std::vector<std::string>{});
-    EXPECT_EQ(doc["schema_version"], 1);
+    EXPECT_EQ(doc["schema_version"], rdmacheck::kSchemaVersion);
     EXPECT_EQ(doc["matrices"]["latency_us"][0][1], 301.0);
     EXPECT_TRUE(doc["matrices"]["latency_us"][1][1].is_null());
     EXPECT_EQ(doc["exit_status"], fw ? 2 : 0);
