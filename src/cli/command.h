@@ -8,6 +8,7 @@
 #include <atomic>
 #include <functional>
 #include <span>
+#include <string>
 
 namespace rdmacheck::cli {
 
@@ -34,6 +35,10 @@ Runner attach_lab(CLI::App& app);
 Runner attach_mesh(CLI::App& app);
 Runner attach_completion(CLI::App& app);
 Runner attach_perftest_flags(CLI::App& app);  // perftest_flags.cc
+
+// rdmacheck-mesh, beside this binary: `mesh` runs it, and its options are its
+// own (completion reads them from its --help).
+std::string mesh_program();
 
 // A bad command line found after parsing (options that contradict each
 // other): one line on stderr naming the subcommand's --help. Returns 2.
