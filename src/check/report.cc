@@ -117,7 +117,6 @@ nlohmann::json to_json(const CheckReport& r) {
       {"command", "check"},
       {"host", r.options.target.host},
       {"port", r.options.target.tcp_port},
-      {"exit", exit_status(r)},
       {"layers", layers},
       {"top_findings", top},
       {"local", r.local ? proto::to_json(*r.local) : nlohmann::json(nullptr)},

@@ -29,8 +29,10 @@ json printed(const CheckReport& r) {
                       .command_line = "rdmacheck check h1",
                       .now = std::chrono::system_clock::from_time_t(1796122787),
                       .devices = {"rxe0"}};
-  return with_ticket(to_json(r),
-                     read_ticket_header(FsRoot(doctor::testing::kFixtures + "/rxe-lab-h1"), run));
+  json doc = with_ticket(
+      to_json(r), read_ticket_header(FsRoot(doctor::testing::kFixtures + "/rxe-lab-h1"), run));
+  doc["exit_status"] = exit_status(r);
+  return doc;
 }
 
 Finding finding(FindingId id, Severity sev, Layer layer, const std::string& host) {
@@ -164,7 +166,7 @@ TEST(CheckSchema, AReportCutShortConforms) {
 
 TEST(CheckSchema, ViolationsAreFound) {
   auto doc = printed(full_report());
-  doc["exit"] = 3;
+  doc["exit_status"] = 3;
   doc["layers"][0]["status"] = "OK";
   doc["top_findings"][0]["severity"] = "fatal";
   doc["pings"][1]["failed_stage"] = "done";
@@ -176,7 +178,7 @@ TEST(CheckSchema, ViolationsAreFound) {
   EXPECT_EQ(
       v,
       (std::vector<std::string>{
-          R"($: required 'elapsed_ms' is missing)", R"($.exit: 3 is not one of [0,1,2])",
+          R"($: required 'elapsed_ms' is missing)", R"($.exit_status: 3 is not one of [0,1,2])",
           R"($.layers[0].status: "OK" is not one of ["pass","warn","fail","not_run"])",
           R"($.local_doctor.summary.extra: not allowed here)",
           R"($.perf[0].spec.qps: 0 is below the minimum 1)",

@@ -23,6 +23,10 @@ Runner attach_devices(CLI::App& app) {
   app.add_option("--root", o->root,
                  "read sysfs under DIR instead of / (a capture; also $RDMACHECK_ROOT)")
       ->check(CLI::ExistingDirectory);
+  app.add_flag_callback(
+      "-v,--verbose", [o] { o->out.detail = Detail::kVerbose; },
+      "also every port's counters (ports/N/counters and hw_counters), as perfquery and "
+      "'rdma statistic' show them");
   app.footer("Exit status: 0 when at least one RDMA device exists, 2 when none.");
   return [o, &app]() {
     const FsRoot fs = FsRoot::from_option(o->root);
@@ -38,6 +42,8 @@ Runner attach_devices(CLI::App& app) {
         });
       }
     }
+    if (o->out.detail == Detail::kVerbose)
+      inv.counters = devices::read_port_counters(fs, inv.devices);
     // Why there is none is doctor's to say: one finding, one fix, everywhere.
     if (auto none = inv.devices.empty() ? doctor::no_rdma_device(fs) : std::nullopt) {
       inv.why_none.push_back(fmt::format("{}: {}", id_name(*none), none->summary));
@@ -46,7 +52,7 @@ Runner attach_devices(CLI::App& app) {
     }
     o->out.root = fs.root();
     if (!print(inv, o->out)) return 2;
-    return inv.devices.empty() ? 2 : 0;
+    return devices::exit_status(inv);
   };
 }
 

@@ -2,6 +2,7 @@
 
 #include "base/enum_table.h"
 #include "cli/command.h"
+#include "cli/print.h"
 #include "lab/lab.h"
 
 namespace rdmacheck::cli {
@@ -79,7 +80,8 @@ Runner attach_lab(CLI::App& app) {
     lab::LabOptions l = o->l;
     l.timeout = std::chrono::seconds(o->timeout_s);
     l.device_order = *parse_enum<lab::DeviceOrder>(o->device_order);
-    return lab::run_lab(l, stop_requested());
+    // --json's header is every command's: this machine, this command line.
+    return lab::run_lab(l, ticket_header(OutputFlags{}, {}), stop_requested());
   };
 }
 

@@ -15,15 +15,18 @@
 
 namespace rdmacheck::cli {
 
+std::string mesh_program() {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ((ec ? std::filesystem::path(".") : self.parent_path()) / "rdmacheck-mesh").string();
+}
+
 Runner attach_mesh(CLI::App& app) {
   app.prefix_command();
   app.allow_extras();
   app.set_help_flag();  // --help goes to rdmacheck-mesh
   return [&app] {
-    std::error_code ec;
-    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    const auto mesh = (ec ? std::filesystem::path(".") : self.parent_path()) / "rdmacheck-mesh";
-    std::vector<std::string> args = {mesh.string()};
+    std::vector<std::string> args = {mesh_program()};
     for (const auto& a : app.remaining()) args.push_back(a);
     std::vector<char*> argv;
     argv.reserve(args.size() + 1);

@@ -61,15 +61,18 @@ void declare(CLI::App& app, PerfOpts& o, bool bw) {
          bw ? "messages per size and QP (default 5000)" : "round trips per size (default 1000)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   app.add_option("-D,--duration", o.p.spec.duration_s,
-                 "seconds per size instead of -n (with --run_infinitely: seconds per live line, "
-                 "default 5)")
+                 bw ? "seconds per size instead of -n (with --run_infinitely: seconds per live "
+                      "line, default 5)"
+                    : "seconds per size instead of -n")
       ->check(CLI::Range(0.1, 3600.0));
   app.add_option("--warmup", o.p.spec.warmup_s,
                  "with -D: seconds not counted at the start (perftest's margin)")
       ->check(CLI::Range(0.0, 60.0));
-  app.add_flag("--run_infinitely,--run-infinitely", o.p.spec.run_infinitely,
-               "bw: run one size until Ctrl-C, a line with the last interval's rate every -D "
-               "seconds on stdout, then the report of the whole run");
+  if (bw) {  // lat keeps every sample: it has no endless mode
+    app.add_flag("--run_infinitely,--run-infinitely", o.p.spec.run_infinitely,
+                 "run one size until Ctrl-C, a line with the last interval's rate every -D "
+                 "seconds on stdout, then the report of the whole run");
+  }
   app.add_option("-u,--qp-timeout,--qp_timeout", o.ack_timeout,
                  "RC ACK timeout exponent of both QPs: 4.096 us * 2^N per try, as perftest's -u "
                  "(default: derived from the round trip, at least 16)")
@@ -118,7 +121,9 @@ void declare(CLI::App& app, PerfOpts& o, bool bw) {
   app.add_option("--cpu", o.p.cpu, "pin to this core (default: one on the device's NUMA node)")
       ->check(CLI::Range(0, 4095));
   app.add_option("--timeout", o.timeout_s,
-                 "seconds the whole command may take (default 120; a day with --run_infinitely)")
+                 bw ? "seconds the whole command may take (default 120; a day with "
+                      "--run_infinitely)"
+                    : "seconds the whole command may take (default 120)")
       ->check(CLI::Range(1.0, 86400.0));
   app.add_flag("-F,--CPU-freq", o.cpu_freq,
                "accepted for perftest compatibility and ignored: perftest's flag silences its "

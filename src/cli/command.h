@@ -8,6 +8,7 @@
 #include <atomic>
 #include <functional>
 #include <span>
+#include <string>
 
 namespace rdmacheck::cli {
 
@@ -35,6 +36,10 @@ Runner attach_mesh(CLI::App& app);
 Runner attach_completion(CLI::App& app);
 Runner attach_perftest_flags(CLI::App& app);  // perftest_flags.cc
 Runner attach_explain(CLI::App& app);
+
+// rdmacheck-mesh, beside this binary: `mesh` runs it, and its options are its
+// own (completion reads them from its --help).
+std::string mesh_program();
 
 // A bad command line found after parsing (options that contradict each
 // other): one line on stderr naming the subcommand's --help. Returns 2.

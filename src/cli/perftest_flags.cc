@@ -103,8 +103,10 @@ std::optional<std::string> perftest_hint(std::string_view arg) {
   const std::string flag(arg.substr(0, arg.find('=')));
   for (const auto& row : kFlags) {
     // A flag rdmacheck spells the same is the same: where this command lacks
-    // it (lat -b), CLI11's own error says so.
-    if (row.here.rfind("the same", 0) == 0) continue;
+    // it (lat -b), CLI11's own error says so; a bw-only one says so itself.
+    if (row.here.rfind("the same", 0) == 0 && row.here.find("bw only") == std::string::npos) {
+      continue;
+    }
     for (const auto& s : spellings(row)) {
       if (s != flag) continue;
       if (row.here.empty()) return fmt::format("perftest's {} is not offered: {}", flag, row.note);

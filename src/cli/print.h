@@ -62,11 +62,25 @@ std::vector<std::string> devices_of(const Report& r) {
   }
 }
 
+// The exit status a report gives its command: its module's exit_status(R)
+// (argument-dependent lookup) or its own r.exit_status(). Every printed
+// document carries it under one key, "exit_status", with one meaning.
+template <class Report>
+int exit_status_of(const Report& r) {
+  if constexpr (requires { exit_status(r); }) {
+    return exit_status(r);
+  } else {
+    return r.exit_status();
+  }
+}
+
 // A report's JSON document as every command prints it: to_json(R) with the
-// schema_version and the ticket header T beside its own keys.
+// schema_version, the ticket header T and the exit status beside its own keys.
 template <class Report>
 nlohmann::json document(const Report& r, const TicketHeader& t) {
-  return with_ticket(to_json(r), t);
+  nlohmann::json doc = with_ticket(to_json(r), t);
+  doc["exit_status"] = exit_status_of(r);
+  return doc;
 }
 
 // False when --json-file could not be written (the command then exits 2).

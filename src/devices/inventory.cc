@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "host/firewall.h"
 #include "verbs/ibv.h"
@@ -168,6 +169,29 @@ std::vector<NicRoutes> nic_routes(const std::vector<DeviceInfo>& devices,
   return out;
 }
 
+std::vector<PortCounter> read_port_counters(const FsRoot& fs,
+                                            const std::vector<DeviceInfo>& devices) {
+  std::vector<PortCounter> out;
+  for (const auto& d : devices) {
+    for (const auto& p : d.ports) {
+      const std::string base = fmt::format("/sys/class/infiniband/{}/ports/{}", d.name, p.port);
+      for (const char* dir : {"counters", "hw_counters"}) {
+        std::vector<std::string> names = fs.list(base + "/" + dir);
+        std::sort(names.begin(), names.end());
+        for (const auto& name : names) {
+          if (name == "lifespan") continue;  // hw_counters' refresh interval in ms, not a counter
+          const std::string text = fs.read_line(base + "/" + dir + "/" + name).value_or("");
+          char* end = nullptr;
+          const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+          if (text.empty() || end == nullptr || *end != '\0') continue;  // unreadable: left out
+          out.push_back({fmt::format("{}/{}", d.name, p.port), std::string(dir) + "/" + name, v});
+        }
+      }
+    }
+  }
+  return out;
+}
+
 nlohmann::json to_json(const Inventory& inv) {
   nlohmann::json devs = nlohmann::json::array();
   auto or_null = [](const std::optional<int>& v) {
@@ -213,10 +237,18 @@ nlohmann::json to_json(const Inventory& inv) {
                     {"subnets", n.subnets},
                     {"duplicates", n.duplicates}});
   }
-  return {{"devices", devs}, {"nics", nics}, {"why_none", inv.why_none}, {"notes", inv.notes}};
+  nlohmann::json counters = nlohmann::json::array();
+  for (const auto& c : inv.counters) {
+    counters.push_back({{"port", c.port}, {"counter", c.name}, {"value", c.value}});
+  }
+  return {{"devices", devs},
+          {"nics", nics},
+          {"counters", counters},
+          {"why_none", inv.why_none},
+          {"notes", inv.notes}};
 }
 
-std::string format_text(const Inventory& inv, const TextStyle& /*style*/) {
+std::string format_text(const Inventory& inv, const TextStyle& style) {
   std::string out;
   if (inv.devices.empty()) {
     out += "No RDMA device found.\n";
@@ -251,6 +283,12 @@ std::string format_text(const Inventory& inv, const TextStyle& /*style*/) {
   out += "\nGID table\n";
   out += gids.text();
   out += routes_text(inv.nics);
+  if (style.detail == Detail::kVerbose && !inv.counters.empty()) {
+    Table counters({"PORT", "COUNTER", ">VALUE"});
+    for (const auto& c : inv.counters) counters.row({c.port, c.name, std::to_string(c.value)});
+    out += "\nPort counters\n";
+    out += counters.text();
+  }
   for (const auto& n : inv.notes) out += "note: " + n + "\n";
   return out;
 }

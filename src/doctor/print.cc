@@ -130,8 +130,7 @@ class Emitter {
     const int warns = n[static_cast<int>(Severity::kWarn)];
     const int infos = n[static_cast<int>(Severity::kInfo)];
     if (json_) {
-      doc_["summary"] = {
-          {"fail", fails}, {"warn", warns}, {"info", infos}, {"exit", r.exit_status()}};
+      doc_["summary"] = {{"fail", fails}, {"warn", warns}, {"info", infos}};
       return;
     }
     text_ += fmt::format("\n{} failure{}, {} warning{}, {} note{} (exit status {})\n", fails,

@@ -44,6 +44,8 @@ struct ExplainReport {
   std::vector<const CatalogueEntry*> entries;
   bool listing = false;  // all ids, one line each
 };
+// An entry found (or the list) is a success: explain exits 0.
+inline int exit_status(const ExplainReport&) { return 0; }
 nlohmann::json to_json(const ExplainReport& r);
 std::string format_text(const ExplainReport& r, const TextStyle& style);
 

@@ -14,6 +14,7 @@
 
 #include "base/deadline.h"
 #include "base/fd.h"
+#include "host/ticket.h"
 #include "lab/hub.h"
 #include "lab/initramfs.h"
 #include "lab/kernel.h"
@@ -90,8 +91,8 @@ std::string clean(const std::string& raw) {
 
 class Lab {
  public:
-  Lab(const LabOptions& o, const std::atomic<bool>& stop)
-      : o_(o), stop_(stop), out_(o.json ? stderr : stdout) {}
+  Lab(const LabOptions& o, const TicketHeader& ticket, const std::atomic<bool>& stop)
+      : o_(o), ticket_(ticket), stop_(stop), out_(o.json ? stderr : stdout) {}
   int run();
 
  private:
@@ -106,6 +107,7 @@ class Lab {
   nlohmann::json result_json(int status, const std::string& why);
 
   const LabOptions& o_;
+  const TicketHeader& ticket_;
   const std::atomic<bool>& stop_;
   std::FILE* out_;
   fs::path dir_;
@@ -266,7 +268,7 @@ nlohmann::json Lab::result_json(int status, const std::string& why) {
       nlohmann::json parsed = out ? nlohmann::json::parse(*out, nullptr, false) : nlohmann::json();
       runs.push_back(
           {{"command", g.plan.run[i]},
-           {"exit", rc ? nlohmann::json(std::atoi(rc->c_str())) : nlohmann::json()},
+           {"exit_status", rc ? nlohmann::json(std::atoi(rc->c_str())) : nlohmann::json()},
            {"output", parsed.is_discarded() ? nlohmann::json(out.value_or("")) : parsed}});
     }
     nlohmann::json nics = nlohmann::json::array();
@@ -288,7 +290,7 @@ nlohmann::json Lab::result_json(int status, const std::string& why) {
   }
   nlohmann::json wire = nlohmann::json::array();
   for (const auto& w : wire_) wire.push_back(to_json(w));
-  return {{"command", "lab"}, {"exit", status}, {"error", why}, {"hosts", hosts}, {"wire", wire}};
+  return result_document(status, why, std::move(hosts), std::move(wire), ticket_);
 }
 
 // Asks every guest for its own counters and waits a little for them: netem
@@ -460,8 +462,17 @@ int Lab::run() {
 
 }  // namespace
 
-int run_lab(const LabOptions& o, const std::atomic<bool>& stop) {
-  Lab lab(o, stop);
+nlohmann::json result_document(int status, const std::string& why, nlohmann::json hosts,
+                               nlohmann::json wire, const TicketHeader& ticket) {
+  nlohmann::json doc = {
+      {"command", "lab"}, {"error", why}, {"hosts", std::move(hosts)}, {"wire", std::move(wire)}};
+  doc = with_ticket(std::move(doc), ticket);
+  doc["exit_status"] = status;
+  return doc;
+}
+
+int run_lab(const LabOptions& o, const TicketHeader& ticket, const std::atomic<bool>& stop) {
+  Lab lab(o, ticket, stop);
   return lab.run();
 }
 

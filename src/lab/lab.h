@@ -6,13 +6,24 @@
 
 #include <atomic>
 #include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
 
+#include "host/ticket.h"
 #include "lab/plan.h"
 
 namespace rdmacheck::lab {
 
 constexpr int kLabFailed = 3;
 
-int run_lab(const LabOptions& o, const std::atomic<bool>& stop);
+// TICKET heads the --json document, as every command's (cli::ticket_header).
+int run_lab(const LabOptions& o, const TicketHeader& ticket, const std::atomic<bool>& stop);
+
+// The --json document (schemas/lab.schema.json): schema_version, the ticket
+// and exit_status as every command's, then why the lab failed ("" when it
+// did not), each guest (HOSTS, each run with its own exit_status and output)
+// and the wire counters (WIRE).
+nlohmann::json result_document(int status, const std::string& why, nlohmann::json hosts,
+                               nlohmann::json wire, const TicketHeader& ticket);
 
 }  // namespace rdmacheck::lab

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/version.h"
 #include "conn/target.h"
 #include "findings/finding.h"
 #include "mesh/analysis.h"
@@ -16,7 +17,7 @@
 
 namespace rdmacheck::mesh {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = rdmacheck::kSchemaVersion;  // one for every document
 
 struct MeshOptions {
   bool quick = false;  // RC bring-up and pings only

@@ -55,13 +55,13 @@ TEST(MeshReport, JsonHoldsToTheSchema) {
   for (bool fw : {false, true}) {
     const auto doc = printed(three_hosts(fw));
     EXPECT_EQ(perf::schema_violations(*schema, doc), std::vector<std::string>{});
-    EXPECT_EQ(doc["schema_version"], 1);
+    EXPECT_EQ(doc["schema_version"], rdmacheck::kSchemaVersion);
     EXPECT_EQ(doc["matrices"]["latency_us"][0][1], 301.0);
     EXPECT_TRUE(doc["matrices"]["latency_us"][1][1].is_null());
     EXPECT_EQ(doc["exit_status"], fw ? 2 : 0);
   }
   auto bad = printed(three_hosts(false));
-  bad["schema_version"] = 2;
+  bad["schema_version"] = rdmacheck::kSchemaVersion + 1;
   EXPECT_FALSE(perf::schema_violations(*schema, bad).empty());
 }
 

@@ -128,40 +128,13 @@ json to_json(const PerfReport& r) {
   };
 }
 
-std::string format_document(const json& d) {
-  std::string out;
-  const json& s = d["spec"];
-  const bool bw = d["command"] == "bw";
-  out += fmt::format(
-      "rdmacheck {} {} port {}: {} {} over {}, {} QP(s)\n", d["command"].get<std::string>(),
-      d["host"].get<std::string>(), d["port"].get<int>(),
-      s["transport"].get<std::string>() == "rc" ? "RC" : s["transport"].get<std::string>(),
-      s["op"].get<std::string>(),
-      s["duration_s"].get<double>() > 0
-          ? fmt::format("{} s per size", s["duration_s"].get<double>())
-          : fmt::format("{} iterations per size", s["iterations"].get<uint64_t>()),
-      s["qps"].get<int>());
-  if (s.value("bidirectional", false))
-    out += "  both directions at once (-b): figures are their sum\n";
-  for (const char* side : {"local", "peer"}) {
-    const json& f = d[side];
-    if (f.is_null()) continue;
-    const int tclass = f.value("traffic_class", 0);
-    const int sl = f.value("sl", 0);
-    out += fmt::format("  {:<5} : {} {} port {} GID[{}] {} mtu {}{}\n", side,
-                       f["hostname"].get<std::string>(), f["device"].get<std::string>(),
-                       f["port"].get<int>(), f["gid_index"].get<int>(),
-                       f["gid_type"].get<std::string>(), f["active_mtu_bytes"].get<int>(),
-                       tclass != 0 || sl != 0 ? fmt::format(" tclass {} sl {}", tclass, sl) : "");
-    if (!f.value("choice", "").empty()) {
-      out += fmt::format("  {:<5}   chosen: {}\n", "", f["choice"].get<std::string>());
-    }
-  }
-  if (!d["placement"]["note"].get<std::string>().empty()) {
-    out += "  cpu   : " + d["placement"]["note"].get<std::string>() + "\n";
-  }
-  for (const auto& w : d["warnings"]) out += "  warning: " + w.get<std::string>() + "\n";
-  out += rule();
+namespace {
+
+// The perftest-like table, rule to rule; nothing when no size was measured
+// (a failed run has no figures, and an empty header would suggest some).
+std::string results_table(const json& d, bool bw) {
+  if (d["results"].empty()) return {};
+  std::string out = rule();
   if (bw) {
     out += fmt::format(" {:>10} {:>12} {:>14} {:>14} {:>12} {:>10}\n", "#bytes", "#messages",
                        "BW peak[Gb/s]", "BW avg[Gb/s]", "BW[MiB/s]", "MsgRate[Mpps]");
@@ -199,6 +172,45 @@ std::string format_document(const json& d) {
     }
   }
   out += rule();
+  return out;
+}
+
+}  // namespace
+
+std::string format_document(const json& d) {
+  std::string out;
+  const json& s = d["spec"];
+  const bool bw = d["command"] == "bw";
+  out += fmt::format(
+      "rdmacheck {} {} port {}: {} {} over {}, {} QP(s)\n", d["command"].get<std::string>(),
+      d["host"].get<std::string>(), d["port"].get<int>(),
+      s["transport"].get<std::string>() == "rc" ? "RC" : s["transport"].get<std::string>(),
+      s["op"].get<std::string>(),
+      s["duration_s"].get<double>() > 0
+          ? fmt::format("{} s per size", s["duration_s"].get<double>())
+          : fmt::format("{} iterations per size", s["iterations"].get<uint64_t>()),
+      s["qps"].get<int>());
+  if (s.value("bidirectional", false))
+    out += "  both directions at once (-b): figures are their sum\n";
+  for (const char* side : {"local", "peer"}) {
+    const json& f = d[side];
+    if (f.is_null()) continue;
+    const int tclass = f.value("traffic_class", 0);
+    const int sl = f.value("sl", 0);
+    out += fmt::format("  {:<5} : {} {} port {} GID[{}] {} mtu {}{}\n", side,
+                       f["hostname"].get<std::string>(), f["device"].get<std::string>(),
+                       f["port"].get<int>(), f["gid_index"].get<int>(),
+                       f["gid_type"].get<std::string>(), f["active_mtu_bytes"].get<int>(),
+                       tclass != 0 || sl != 0 ? fmt::format(" tclass {} sl {}", tclass, sl) : "");
+    if (!f.value("choice", "").empty()) {
+      out += fmt::format("  {:<5}   chosen: {}\n", "", f["choice"].get<std::string>());
+    }
+  }
+  if (!d["placement"]["note"].get<std::string>().empty()) {
+    out += "  cpu   : " + d["placement"]["note"].get<std::string>() + "\n";
+  }
+  for (const auto& w : d["warnings"]) out += "  warning: " + w.get<std::string>() + "\n";
+  out += results_table(d, bw);
   if (d.contains("cpu") && d["cpu"].is_object()) {
     std::string line;
     for (const char* side : {"local", "peer"}) {

@@ -38,6 +38,7 @@ inline nlohmann::json to_json(const FigureView& v) { return to_json(v.report); }
 inline std::vector<std::string> ticket_devices(const FigureView& v) {
   return ticket_devices(v.report);
 }
+inline int exit_status(const FigureView& v) { return exit_status(v.report); }
 // As Debian 12's perftest (4.5-0.20) prints them, "%lf": bandwidth in MiB/s
 // (2^20 bytes a second; Gb/s with --report_gbits), latency the average in
 // microseconds, message_rate in Mpps; nothing when the run failed.

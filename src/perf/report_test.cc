@@ -57,6 +57,22 @@ TEST(Report, OutputPrintsOneNumberPerSizeInPerftestsUnits) {
   EXPECT_EQ(to_json(FigureView{r, Figure::kBandwidth}), to_json(r));
 }
 
+// A run that measured nothing prints no table: a header over no rows reads
+// as figures lost, not as a failure before the first size.
+TEST(Report, FailedBwWithoutFiguresPrintsNoTableHeader) {
+  PerfReport r;
+  r.options.target.host = "h1";
+  r.options.spec.kind = Kind::kBw;
+  r.ok = false;
+  r.failed = conn::Stage::kLocalSetup;
+  r.error = "ibv_get_device_list: Function not implemented";
+  const std::string text = format_text(r);
+  EXPECT_EQ(text.find("#bytes"), std::string::npos) << text;
+  EXPECT_EQ(text.find(std::string(79, '-')), std::string::npos) << text;
+  EXPECT_NE(text.find("failed at "), std::string::npos) << text;
+  EXPECT_NE(text.find("result: FAIL"), std::string::npos) << text;
+}
+
 TEST(Report, IntervalLine) {
   EXPECT_EQ(interval_line(65536, 20000, 2.0),
             "     65536 B       5.24 Gb/s      625.00 MiB/s     0.010 Mpps  over 2.0 s\n");

@@ -98,7 +98,6 @@ nlohmann::json to_json(const QpsReport& r) {
                         {"error", r.error ? nlohmann::json(explain(*r.error)) : nlohmann::json()}};
   for (const auto& q : r.qps) doc["qps"].push_back(to_json(q));
   doc["findings"] = rdmacheck::to_json(r.findings);
-  doc["exit"] = r.exit_status();
   return doc;
 }
 

@@ -151,9 +151,9 @@ std::vector<std::string> check_page_problems(const json& doc, const Page& page) 
     if (line.find("CONSOLE") != std::string::npos) problems.push_back("console: " + line);
   }
   const char* verdicts[] = {"pass", "warn", "fail"};
-  if (dom.find("class=\"verdict " + std::string(verdicts[doc["exit"].get<int>()]) + "\"") ==
+  if (dom.find("class=\"verdict " + std::string(verdicts[doc["exit_status"].get<int>()]) + "\"") ==
       std::string::npos) {
-    problems.push_back("no verdict for exit status " + doc["exit"].dump());
+    problems.push_back("no verdict for exit status " + doc["exit_status"].dump());
   }
 
   // The ticket header.

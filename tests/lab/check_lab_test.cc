@@ -48,7 +48,7 @@ TEST(CheckLab, TheDefaultLabIsAHealthyCheck) {
   // scenarios.tsv; diagnosis.quick leaves that row to this test): no finding
   // to fix, exit 0.
   EXPECT_EQ(c["top_findings"], nlohmann::json::array()) << c["top_findings"].dump(2);
-  EXPECT_EQ(c["exit"], 0) << c["layers"].dump(2);
+  EXPECT_EQ(c["exit_status"], 0) << c["layers"].dump(2);
   EXPECT_EQ(r.exit, 0) << r.console;
   // Layer 3's TCP reference ran between the same guests: every byte the
   // client streamed was counted by h1's server, with both sides' CPU, and the

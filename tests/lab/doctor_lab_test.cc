@@ -32,7 +32,7 @@ TEST(DoctorLab, HealthyGuestReportsRxe0WithHonestNotes) {
   const auto& doc = run_output(r, "h1");
   ASSERT_TRUE(doc.is_object()) << r.console;
   EXPECT_EQ(printed_violations(doc, "doctor.schema.json"), std::vector<std::string>{});
-  EXPECT_EQ(doc["summary"]["exit"], 0);
+  EXPECT_EQ(doc["exit_status"], 0);
   EXPECT_EQ(doc["summary"]["fail"], 0);
   EXPECT_EQ(doc["summary"]["warn"], 0);
   EXPECT_EQ(id_set(doc["findings"]),

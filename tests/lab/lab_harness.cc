@@ -60,8 +60,8 @@ const nlohmann::json& run_output(const LabRun& r, const std::string& host, size_
 int run_exit(const LabRun& r, const std::string& host, size_t n) {
   if (!r.doc.is_object()) return -1;
   for (const auto& h : r.doc["hosts"]) {
-    if (h["name"] == host && h["runs"].size() > n && h["runs"][n]["exit"].is_number()) {
-      return h["runs"][n]["exit"].get<int>();
+    if (h["name"] == host && h["runs"].size() > n && h["runs"][n]["exit_status"].is_number()) {
+      return h["runs"][n]["exit_status"].get<int>();
     }
   }
   return -1;
@@ -113,7 +113,7 @@ std::vector<std::string> printed_violations(const nlohmann::json& doc, const std
   const auto s = load_schema(RDMACHECK_SCHEMAS, schema);
   if (!s) return {s.error().message()};
   auto v = perf::schema_violations(*s, doc);
-  for (const char* key : {"schema_version", "ticket"}) {
+  for (const char* key : {"schema_version", "ticket", "exit_status"}) {
     if (!doc.is_object() || !doc.contains(key)) v.push_back(std::string("$: no ") + key);
   }
   return v;

@@ -60,7 +60,8 @@ void expect_parts(const LabRun& r, std::initializer_list<PartCheck> checks);
 std::vector<std::string> finding_ids(const nlohmann::json& findings);
 
 // What a guest printed, held to schemas/SCHEMA (e.g. "doctor.schema.json"),
-// plus what every printed document carries (schema_version, the ticket):
+// plus what every printed document carries (schema_version, the ticket,
+// exit_status):
 // each violation as "path: reason"; empty when it conforms.
 std::vector<std::string> printed_violations(const nlohmann::json& doc, const std::string& schema);
 

@@ -16,9 +16,15 @@ TEST(Lab, DevicesInAGuestShowRxe0WithTheHostsRoceV2Gid) {
                           "h1:ibv_devinfo -d rxe0 -v", "--run",
                           "h1:uname -r; dpkg-query -W -f '${Version}\\n' libibverbs1"});
   ASSERT_EQ(r.exit, 0) << r.console;
+  // lab --json is a document like every command's, with the same exit key.
+  EXPECT_EQ(printed_violations(r.doc, "lab.schema.json"), std::vector<std::string>{});
+  EXPECT_EQ(r.doc["exit_status"], r.exit);
+  EXPECT_EQ(r.doc["ticket"]["command_line"].get<std::string>().rfind("rdmacheck lab --json", 0),
+            0u);
   const auto& doc = run_output(r, "h1", 0);
   ASSERT_TRUE(doc.is_object()) << r.console;
   EXPECT_EQ(printed_violations(doc, "devices.schema.json"), std::vector<std::string>{});
+  EXPECT_EQ(doc["exit_status"], run_exit(r, "h1", 0));
   // The ticket header says what the guest runs: its kernel, and the
   // rdma-core release dpkg installed ("44.0-2" -> "44.0"), read from the
   // libibverbs the process loaded.

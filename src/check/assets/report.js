@@ -34,11 +34,11 @@
   const flow = (op) => op === 'read' ? 'server → here' : op.startsWith('atomic') ? 'both ways' : 'here → server';
 
   // The title and the verdict: the answer before the evidence.
-  const verdict = ['pass', 'warn', 'fail'][doc.exit] || 'fail';
+  const verdict = ['pass', 'warn', 'fail'][doc.exit_status] || 'fail';
   document.getElementById('title').textContent = `rdmacheck check ${doc.host} (port ${doc.port})`;
   const head = section('verdict-section', 'Verdict');
   head.append($('p', {id: 'verdict', class: 'verdict ' + verdict}, st(verdict),
-      verdict === 'pass' ? ' every layer passed' : ` exit status ${doc.exit}`));
+      verdict === 'pass' ? ' every layer passed' : ` exit status ${doc.exit_status}`));
   if (doc.top_findings.length) {
     head.append($('ul', {id: 'top-findings'}, ...doc.top_findings.map((f) =>
         $('li', {}, st(f.severity), ` ${f.id}: ${f.summary}`))));
@@ -60,7 +60,7 @@
       `firmware ${d.fw_ver || 'none'}, board ${d.board_id || 'none'}`]),
     ['priority', `traffic class ${doc.priority.traffic_class}, service level ${doc.priority.sl}` +
       ` (${doc.priority.source}: ${doc.priority.why})`],
-    ['total', `${(doc.elapsed_ms / 1000).toFixed(1)} s, exit status ${doc.exit}`]]));
+    ['total', `${(doc.elapsed_ms / 1000).toFixed(1)} s, exit status ${doc.exit_status}`]]));
 
   // The link's rate from the facts: the slower port of the two ends.
   const rates = [doc.local, doc.peer].filter((h) => h && h.rate_gbps > 0).map((h) => h.rate_gbps);
