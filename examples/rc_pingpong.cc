@@ -4,8 +4,8 @@
 //   server:  rc_pingpong [-p PORT] [-d DEV] [-g IDX]
 //   client:  rc_pingpong HOST [-p PORT] [-d DEV] [-g IDX] [-n ITERS]
 //
-// Read it top to bottom: each step of main() is one step every RDMA program
-// takes. It is modelled on rdma-core's rc_pingpong.c (libibverbs/examples/),
+// Read it top to bottom: each numbered step in run() is one step every RDMA
+// program takes. It is modelled on rdma-core's rc_pingpong.c (libibverbs/examples/),
 // with every attribute explained, every wait bounded, and no library but
 // libibverbs. docs/learn-verbs.md walks through it; rc_pingpong_raii.cc is the
 // same program on rdmacheck's own RAII wrappers.
@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +33,8 @@ constexpr int kIbPort = 1;  // ports are numbered from 1; rxe and most NICs have
 // transport gives up after about 0.5 s (see RTS below), so 5 s is generous.
 constexpr auto kCompletionWait = std::chrono::seconds(5);
 constexpr int kTcpWaitSeconds = 30;  // accept, connect, send and receive on the socket
+// Each work request carries an id of our choosing; its completion returns it.
+constexpr uint64_t kRecv = 1, kSend = 2;
 
 struct Options {
   std::string host;  // empty: server
@@ -60,6 +63,7 @@ struct Resources {
   ibv_cq* cq = nullptr;
   ibv_qp* qp = nullptr;
   int sock = -1;
+  int completed[3] = {};  // completions seen and not yet waited for, by wr_id
 };
 
 // One line on stderr saying what failed, and the exit status 1.
@@ -149,12 +153,12 @@ int post_recv(Resources& r) {
   ibv_sge sge{.addr = reinterpret_cast<uintptr_t>(r.buf + kMsgSize),
               .length = kMsgSize,
               .lkey = r.mr->lkey};
-  ibv_recv_wr wr{.wr_id = 1, .sg_list = &sge, .num_sge = 1}, *bad = nullptr;
+  ibv_recv_wr wr{.wr_id = kRecv, .sg_list = &sge, .num_sge = 1}, *bad = nullptr;
   return ibv_post_recv(r.qp, &wr, &bad);
 }
 int post_send(Resources& r) {
   ibv_sge sge{.addr = reinterpret_cast<uintptr_t>(r.buf), .length = kMsgSize, .lkey = r.mr->lkey};
-  ibv_send_wr wr{.wr_id = 2,
+  ibv_send_wr wr{.wr_id = kSend,
                  .sg_list = &sge,
                  .num_sge = 1,
                  .opcode = IBV_WR_SEND,
@@ -163,33 +167,28 @@ int post_send(Resources& r) {
   return ibv_post_send(r.qp, &wr, &bad);
 }
 
-// Busy-polls the CQ until one completion arrives or the wait ends. "" on success.
-std::string wait_completion(Resources& r, uint64_t* wr_id) {
+// Busy-polls the CQ until a completion of request WR_ID (kRecv or kSend) has
+// come, or the wait ends: "" on success. Completions of the two queues may
+// come in either order, so each one seen is counted by its kind.
+std::string wait_for(Resources& r, uint64_t wr_id) {
   const auto deadline = Clock::now() + kCompletionWait;
-  ibv_wc wc{};
-  int n = 0;
-  while ((n = ibv_poll_cq(r.cq, 1, &wc)) == 0) {
-    if (Clock::now() > deadline) return "no completion within 5 s";
+  while (r.completed[wr_id] == 0) {
+    ibv_wc wc{};
+    const int n = ibv_poll_cq(r.cq, 1, &wc);
+    if (n < 0) return "ibv_poll_cq failed";
+    if (n == 0 && Clock::now() > deadline) return "no completion within 5 s";
+    if (n == 0) continue;
+    // The error path: name the status. IBV_WC_RETRY_EXC_ERR (12) means the
+    // sender retransmitted retry_cnt times and no ACK ever came back: the
+    // peer's QP is gone, or something between the two drops RoCE (UDP 4791).
+    if (wc.status != IBV_WC_SUCCESS) {
+      return std::string(wc.wr_id == kSend ? "send" : "receive") +
+             " completion: " + ibv_wc_status_str(wc.status) + " (status " +
+             std::to_string(wc.status) + ")";
+    }
+    ++r.completed[wc.wr_id];
   }
-  if (n < 0) return "ibv_poll_cq failed";
-  *wr_id = wc.wr_id;
-  if (wc.status == IBV_WC_SUCCESS) return "";
-  // The error path: name the status. IBV_WC_RETRY_EXC_ERR (12) means the
-  // sender retransmitted retry_cnt times and no ACK ever came back: the peer's
-  // QP is gone, or something between the two drops RoCE (UDP 4791) packets.
-  return std::string(wc.wr_id == 2 ? "send" : "receive") +
-         " completion: " + ibv_wc_status_str(wc.status) + " (status " + std::to_string(wc.status) +
-         ")";
-}
-
-// Waits for both the send's and the receive's completions, in either order.
-std::string wait_both(Resources& r) {
-  bool sent = false, received = false;
-  while (!sent || !received) {
-    uint64_t id = 0;
-    if (auto err = wait_completion(r, &id); !err.empty()) return err;
-    (id == 2 ? sent : received) = true;
-  }
+  --r.completed[wr_id];
   return "";
 }
 
@@ -338,18 +337,18 @@ int run(const Options& o, Resources& r) {
     const auto t0 = Clock::now();
     std::string err;
     if (server) {
-      uint64_t id = 0;
-      err = wait_completion(r, &id);  // the ping
+      err = wait_for(r, kRecv);  // the ping
       if (err.empty()) {
         std::memcpy(r.buf, r.buf + kMsgSize, kMsgSize);  // echo what came
         if (post_recv(r) != 0 || post_send(r) != 0) err = "ibv_post_recv/ibv_post_send";
       }
-      if (err.empty()) err = wait_completion(r, &id);  // the echo's send
+      if (err.empty()) err = wait_for(r, kSend);  // the echo, acknowledged
     } else {
       std::snprintf(r.buf, kMsgSize, "ping %d", i);
       if (i > 0 && post_recv(r) != 0) err = "ibv_post_recv";  // the first was posted before RTR
       if (err.empty() && post_send(r) != 0) err = "ibv_post_send";
-      if (err.empty()) err = wait_both(r);
+      if (err.empty()) err = wait_for(r, kSend);  // acknowledged by the peer
+      if (err.empty()) err = wait_for(r, kRecv);  // the echo
       if (err.empty() && std::strncmp(r.buf, r.buf + kMsgSize, kMsgSize) != 0) {
         err = "the echo differs from the ping";
       }

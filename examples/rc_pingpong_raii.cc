@@ -9,6 +9,7 @@
 // the comments marked "RAII:" say what the wrappers took away.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +28,7 @@ constexpr size_t kMsgSize = 64;
 constexpr uint8_t kIbPort = 1;
 constexpr auto kCompletionWait = std::chrono::seconds(5);
 constexpr auto kTcpWait = std::chrono::seconds(30);
+constexpr uint64_t kRecv = 1, kSend = 2;  // our work requests' ids
 
 struct Options {
   std::string host;  // empty: server
@@ -46,6 +48,7 @@ struct Endpoint {
   verbs::MrPtr mr;
   verbs::CqPtr cq;
   verbs::QpPtr qp;
+  int completed[3] = {};  // completions seen and not yet waited for, by wr_id
 };
 
 // RAII: errors are values (Result<T>) that name the failing call, its errno
@@ -73,12 +76,12 @@ std::string post_recv(Endpoint& e) {
   ibv_sge sge{.addr = reinterpret_cast<uintptr_t>(e.buf + kMsgSize),
               .length = kMsgSize,
               .lkey = e.mr->lkey};
-  ibv_recv_wr wr{.wr_id = 1, .sg_list = &sge, .num_sge = 1}, *bad = nullptr;
+  ibv_recv_wr wr{.wr_id = kRecv, .sg_list = &sge, .num_sge = 1}, *bad = nullptr;
   return ibv_post_recv(e.qp.get(), &wr, &bad) == 0 ? "" : "ibv_post_recv";
 }
 std::string post_send(Endpoint& e) {
   ibv_sge sge{.addr = reinterpret_cast<uintptr_t>(e.buf), .length = kMsgSize, .lkey = e.mr->lkey};
-  ibv_send_wr wr{.wr_id = 2,
+  ibv_send_wr wr{.wr_id = kSend,
                  .sg_list = &sge,
                  .num_sge = 1,
                  .opcode = IBV_WR_SEND,
@@ -87,21 +90,24 @@ std::string post_send(Endpoint& e) {
   return ibv_post_send(e.qp.get(), &wr, &bad) == 0 ? "" : "ibv_post_send";
 }
 
-// Waits for COUNT completions; the first failed one is named by its status.
-std::string wait_completions(Endpoint& e, int count) {
+// Waits for a completion of request WR_ID (kRecv or kSend), counting the
+// other kind when it comes first; a failed one is named by its status.
+std::string wait_for(Endpoint& e, uint64_t wr_id) {
   const Deadline deadline = deadline_in(kCompletionWait);
-  for (ibv_wc wc{}; count > 0;) {
+  while (e.completed[wr_id] == 0) {
+    ibv_wc wc{};
     const int n = ibv_poll_cq(e.cq.get(), 1, &wc);
     if (n < 0) return "ibv_poll_cq failed";
     if (n == 0 && Clock::now() > deadline) return "no completion within 5 s";
     if (n == 0) continue;
     if (wc.status != IBV_WC_SUCCESS) {
-      return std::string(wc.wr_id == 2 ? "send" : "receive") +
+      return std::string(wc.wr_id == kSend ? "send" : "receive") +
              " completion: " + ibv_wc_status_str(wc.status) + " (status " +
              std::to_string(wc.status) + ")";
     }
-    --count;
+    ++e.completed[wc.wr_id];
   }
+  --e.completed[wr_id];
   return "";
 }
 
@@ -231,16 +237,17 @@ int run(const Options& o) {
     const auto t0 = Clock::now();
     std::string err;
     if (server) {
-      err = wait_completions(e, 1);
+      err = wait_for(e, kRecv);
       if (err.empty()) std::memcpy(e.buf, e.buf + kMsgSize, kMsgSize);
       if (err.empty()) err = post_recv(e);
       if (err.empty()) err = post_send(e);
-      if (err.empty()) err = wait_completions(e, 1);
+      if (err.empty()) err = wait_for(e, kSend);
     } else {
       std::snprintf(e.buf, kMsgSize, "ping %d", i);
       if (i > 0) err = post_recv(e);
       if (err.empty()) err = post_send(e);
-      if (err.empty()) err = wait_completions(e, 2);
+      if (err.empty()) err = wait_for(e, kSend);
+      if (err.empty()) err = wait_for(e, kRecv);
       if (err.empty() && std::memcmp(e.buf, e.buf + kMsgSize, kMsgSize) != 0) {
         err = "the echo differs from the ping";
       }
