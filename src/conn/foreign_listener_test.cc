@@ -2,6 +2,7 @@
 // version of rdmacheck (the same fix for banner, silence and a close at once).
 #include "testing/foreign_listener.h"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include "conn/ping.h"
