@@ -381,9 +381,13 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
       Finding f{FindingId::kPingWarning, Severity::kWarn, Layer::kConnection, w};
       merge(layer(r, Layer::kConnection), std::move(f));
     }
-    if (p.cm && !r.pings.empty()) {
-      // The rdma_cm ping on another device than the verbs ping: that is the
-      // cause, and what the rdma_cm ping reported its consequence.
+    // The rdma_cm ping on another device than the verbs ping: that is the
+    // cause, and what the rdma_cm ping reported its consequence (unless the
+    // ping itself already put its failure down to --src).
+    const bool src_blamed =
+        std::any_of(rep.findings.begin(), rep.findings.end(),
+                    [](const Finding& f) { return f.id == FindingId::kCmDeviceDiffers; });
+    if (p.cm && !r.pings.empty() && !src_blamed) {
       if (auto d = cm_device_differs(r.pings.front(), rep)) {
         auto& l2 = layer(r, Layer::kConnection).findings;
         for (auto it = l2.begin(); it != l2.end();) {

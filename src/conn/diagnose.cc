@@ -250,15 +250,32 @@ Blame blame(const UserSelection& u) {
 
 // A failure whose cause is what the user forced: the flag's finding on top,
 // the failure it caused folded under it as evidence.
+// Only the RDMA side's failures can come from the device, port, GID or
+// source address: not a name that does not resolve, a TCP connection refused,
+// a key refused, a handshake that timed out on TCP, nor a server's refusal
+// for its own reasons (busy, its budget, its missing device): only one that
+// its QP towards this host's GID could not be set up.
+bool rdma_stage(const ConnObservation& o) {
+  return o.failed == Stage::kLocalSetup || o.failed == Stage::kQpSetup ||
+         o.failed == Stage::kCmConnect || o.failed == Stage::kTraffic ||
+         (o.failed == Stage::kHandshake && o.server_refused &&
+          o.refusal_code == proto::kRefusedQpSetup);
+}
+
+// The failure's own findings, folded under the choice that caused them.
+void fold_consequences(const ConnObservation& o, Finding& f, std::vector<Finding>& out) {
+  f.evidence.push_back(fmt::format("what failed: {} ({})", name_of(o.failed), o.error));
+  for (const auto& c : out) {
+    f.evidence.push_back(
+        fmt::format("consequence: {} {}: {}", severity_name(c.severity), id_name(c), c.summary));
+  }
+  out.clear();
+  out.push_back(std::move(f));
+}
+
 void blame_user_selection(const ConnObservation& o, std::vector<Finding>& out) {
   const UserSelection& u = o.user;
-  if (!u.any() || !u.automatic) return;
-  // Only the RDMA side's failures can come from the device, port or GID: not
-  // a name that does not resolve nor a TCP connection refused.
-  const bool rdma_stage = o.failed == Stage::kLocalSetup || o.failed == Stage::kQpSetup ||
-                          o.failed == Stage::kCmConnect || o.failed == Stage::kTraffic ||
-                          (o.failed == Stage::kHandshake && o.server_refused);
-  if (!rdma_stage) return;
+  if (!u.any() || !u.automatic || !rdma_stage(o)) return;
   const std::string why = why_selection_fails(u, o.peer, o.error);
   if (why.empty()) return;
   Blame b = blame(u);
@@ -271,14 +288,37 @@ void blame_user_selection(const ConnObservation& o, std::vector<Finding>& out) {
                                        u.forced ? describe(*u.forced)
                                                 : std::string("something that could not be opened"),
                                        why, describe(*u.automatic)));
-  f.evidence.push_back(fmt::format("what failed: {} ({})", name_of(o.failed), o.error));
-  for (const auto& c : out) {
-    f.evidence.push_back(
-        fmt::format("consequence: {} {}: {}", severity_name(c.severity), id_name(c), c.summary));
-  }
   f.fix = fmt::format("drop {} and let rdmacheck choose, or give {}", b.flag, b.instead);
-  out.clear();
-  out.push_back(std::move(f));
+  fold_consequences(o, f, out);
+}
+
+// --cm --src ADDR on another NIC than the route to the peer leaves from: the
+// failure is put down to --src, with the address and device the route uses.
+// Same netdev (a second address on it), or a source no RDMA device carries
+// (blame_cm_host's case): not this rule's.
+void blame_forced_source(const ConnObservation& o, std::vector<Finding>& out) {
+  const CmHost& h = o.cm;
+  if (!h.used || !h.dev_node || !h.forced_source || !h.source_at || !h.route_at || !rdma_stage(o))
+    return;
+  const Selection& s = *h.source_at;
+  const Selection& r = *h.route_at;
+  if (s.device == r.device && s.port == r.port && s.netdev == r.netdev) return;
+  Finding f = make_finding(
+      FindingId::kCmDeviceDiffers, Severity::kFail, Layer::kConnection,
+      fmt::format("--src {} makes rdma_cm use {} port {}{}, but the route towards {} leaves from "
+                  "{}{} ({} port {}): the rdma_cm connection failed on the other NIC",
+                  h.source, s.device, s.port, s.netdev.empty() ? "" : " (" + s.netdev + ")", o.host,
+                  h.route_source, r.netdev.empty() ? "" : " on " + r.netdev, r.device, r.port));
+  f.subject = fmt::format("{}/{}", s.device, s.port);
+  f.evidence.push_back(fmt::format("--src {}: {}", h.source, describe(s)));
+  f.evidence.push_back(fmt::format("the route: {}", describe(r)));
+  f.fix = fmt::format(
+      "drop --src and let the route choose, or give --src {} (UCX/MPI applications: "
+      "UCX_RDMA_CM_SOURCE_ADDRESS={}; librdmacm itself reads no RDMA_CM_SOURCE_ADDRESS); check "
+      "the routes with 'ip route get {}'",
+      h.route_source, h.route_source,
+      o.peer && !o.peer->local_address.empty() ? o.peer->local_address : o.host);
+  fold_consequences(o, f, out);
 }
 // Why the server would not let this client in (proto/auth.h), and what to do.
 Finding auth_finding(const ConnObservation& o) {
@@ -474,13 +514,7 @@ void blame_cm_host(const ConnObservation& o, std::vector<Finding>& out) {
         "RDMA_CM_SOURCE_ADDRESS)");
   }
   if (!f) return;
-  f->evidence.push_back(fmt::format("what failed: {} ({})", name_of(o.failed), o.error));
-  for (const auto& c : out) {
-    f->evidence.push_back(
-        fmt::format("consequence: {} {}: {}", severity_name(c.severity), id_name(c), c.summary));
-  }
-  out.clear();
-  out.push_back(std::move(*f));
+  fold_consequences(o, *f, out);
 }
 
 int answered_round_trips(const ConnObservation& o) {
@@ -663,6 +697,7 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
   blame_user_selection(o, out);
   if (!o.user.any()) blame_peer_off_address(o, out);
   blame_cm_host(o, out);
+  blame_forced_source(o, out);
   return out;
 }
 

@@ -66,6 +66,13 @@ struct CmHost {
   bool cm_loaded = true;    // /sys/module/rdma_cm
   std::string source;       // the source address rdma_cm resolves from (--src, else the route's)
   bool source_rdma = true;  // an RDMA device's GID table carries SOURCE
+  // --src given: the route's own source address towards the peer, what
+  // carries SOURCE and what the route would use (nullopt: not found), so a
+  // failure can be put down to --src as to -d.
+  bool forced_source = false;
+  std::string route_source;
+  std::optional<Selection> source_at;
+  std::optional<Selection> route_at;
 };
 
 struct ConnObservation {

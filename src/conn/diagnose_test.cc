@@ -249,6 +249,7 @@ ConnObservation refused_by_server() {
   o.failed = Stage::kHandshake;
   o.server_refused = true;
   o.error = "server setup failed: ibv_modify_qp(RTR): Invalid argument";
+  o.refusal_code = proto::kRefusedQpSetup;
   return o;
 }
 

@@ -342,18 +342,9 @@ PingReport run_ping(const PingOptions& o) {
   };
   req.forged_gid = o.forged_gid;
   auto opened = open_client_session(o.target, req, work_end);
-  // What -d/--ib-port/-x selected against what rdmacheck picks itself.
-  const DeviceChoice& forced = o.target.dev;
-  if (!o.cm && (!forced.device.empty() || forced.ib_port > 0 || forced.gid_index >= 0)) {
-    rep.obs.user =
-        user_selection(read_rdma_devices(o.target.fs), forced,
-                       opened ? local_address(opened->sock) : opened.error().local_address);
-  }
-  if (o.cm) {
-    const std::string route = opened ? local_address(opened->sock) : opened.error().local_address;
-    rep.obs.cm = cm_host(o.target.fs, read_rdma_devices(o.target.fs),
-                         o.target.src.empty() ? route : o.target.src);
-  }
+  // What -d/--ib-port/-x or --src selected against what rdmacheck picks itself.
+  observe_choices(rep.obs, o.target, o.cm,
+                  opened ? local_address(opened->sock) : opened.error().local_address);
   std::unique_ptr<ClientSession> session;
   if (opened) {
     session = std::make_unique<ClientSession>(std::move(*opened));

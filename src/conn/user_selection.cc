@@ -51,23 +51,50 @@ UserSelection user_selection(const std::vector<DeviceInfo>& devices, const Devic
   return u;
 }
 
-CmHost cm_host(const FsRoot& fs, const std::vector<DeviceInfo>& devices,
-               const std::string& source) {
+CmHost cm_host(const FsRoot& fs, const std::vector<DeviceInfo>& devices, const std::string& source,
+               bool forced, const std::string& route_source) {
   CmHost h;
   h.used = true;
   h.dev_node = fs.exists("/dev/infiniband/rdma_cm");
   h.ucm_loaded = fs.exists("/sys/module/rdma_ucm");
   h.cm_loaded = fs.exists("/sys/module/rdma_cm");
   h.source = source;
+  h.forced_source = forced;
+  h.route_source = route_source;
   const std::string want = address_gid_text(source);
   if (want.empty()) return h;
-  h.source_rdma = std::any_of(devices.begin(), devices.end(), [&](const DeviceInfo& d) {
-    return std::any_of(d.ports.begin(), d.ports.end(), [&](const PortInfo& p) {
-      return std::any_of(p.gids.begin(), p.gids.end(),
-                         [&](const GidEntry& g) { return g.gid == want; });
-    });
-  });
+  h.source_rdma = false;
+  for (const auto& d : devices) {
+    for (const auto& p : d.ports) {
+      for (const auto& g : p.gids) {
+        if (g.gid != want || h.source_rdma) continue;
+        h.source_rdma = true;
+        h.source_at = Selection{.device = d.name,
+                                .port = p.port,
+                                .port_state = p.state_name,
+                                .gid_index = g.index,
+                                .gid = g.gid,
+                                .gid_type = gid_type_name(g.type),
+                                .netdev = g.netdev.empty() ? p.netdev : g.netdev};
+      }
+    }
+  }
+  if (forced && !route_source.empty()) h.route_at = select(devices, DeviceChoice{}, route_source);
   return h;
+}
+
+void observe_choices(ConnObservation& obs, const Target& t, bool cm,
+                     const std::string& local_address) {
+  const DeviceChoice& forced = t.dev;
+  const bool dev_forced = !forced.device.empty() || forced.ib_port > 0 || forced.gid_index >= 0;
+  if (!cm && !dev_forced) return;
+  const auto devices = read_rdma_devices(t.fs);
+  if (cm) {
+    obs.cm = cm_host(t.fs, devices, t.src.empty() ? local_address : t.src, !t.src.empty(),
+                     local_address);
+  } else {
+    obs.user = user_selection(devices, forced, local_address);
+  }
 }
 
 }  // namespace rdmacheck::conn

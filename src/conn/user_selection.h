@@ -19,7 +19,15 @@ UserSelection user_selection(const std::vector<DeviceInfo>& devices, const Devic
 
 // --cm: what librdmacm needs here, read under FS (the character device
 // rdma_ucm provides, the modules) and whether an RDMA device's GID table
-// carries SOURCE, the address rdma_cm resolves from.
-CmHost cm_host(const FsRoot& fs, const std::vector<DeviceInfo>& devices, const std::string& source);
+// carries SOURCE, the address rdma_cm resolves from (--src when FORCED, else
+// ROUTE_SOURCE, the TCP socket's local address).
+CmHost cm_host(const FsRoot& fs, const std::vector<DeviceInfo>& devices, const std::string& source,
+               bool forced, const std::string& route_source);
+
+// What every client test (ping, bw, lat, check) records before diagnosing a
+// failure: what -d/--ib-port/-x or --cm --src chose against what rdmacheck
+// picks itself. LOCAL_ADDRESS: the TCP socket's ("" when it never connected).
+void observe_choices(ConnObservation& obs, const Target& t, bool cm,
+                     const std::string& local_address);
 
 }  // namespace rdmacheck::conn

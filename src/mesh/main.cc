@@ -91,7 +91,8 @@ int run(int argc, char** argv) {
                  "(default 60)")
       ->check(CLI::Range(3, 3600));
   app.add_option("-d,--ib-dev", o.dev.device, "RDMA device on every host (default: by route)");
-  app.add_flag("--json", o.json, "one JSON document (schemas/mesh.schema.json) on rank 0");
+  app.add_flag("-j,--json", o.json,
+               "one JSON document (schemas/mesh.schema.json) on rank 0 (-j as iproute2's)");
   app.add_option("--json-file", o.json_file, "also write the JSON document to FILE (rank 0)");
   app.add_option("--html", html,
                  "also write a self-contained HTML page to FILE (rank 0): heatmaps of latency "

@@ -8,6 +8,7 @@
 #include "conn/client_session.h"
 #include "conn/diagnose.h"
 #include "conn/endpoint.h"
+#include "conn/user_selection.h"
 #include "doctor/check.h"
 #include "net/tcp.h"
 #include "perf/cpu_time.h"
@@ -30,10 +31,14 @@ void fail(PerfReport& r, Stage stage, const Error& e) {
 }
 
 // A run that failed before measuring gets the connection layer's diagnosis
-// (server not listening, peer unreachable, memlock, ...), as ping does.
+// (server not listening, peer unreachable, memlock, ...), as ping does. One
+// that failed while measuring gets it only where what the user forced (-d,
+// --ib-port, -x, --cm --src) explains the failure: the traffic's own errors
+// speak for themselves.
 std::vector<Finding> diagnose_setup(const PerfReport& r, const PerfOptions& o) {
-  if (r.ok || r.failed == Stage::kTraffic || r.failed == Stage::kOptions) return {};
+  if (r.ok || r.failed == Stage::kOptions) return {};
   conn::ConnObservation obs;
+  conn::observe_choices(obs, o.target, o.cm, r.local_address);
   obs.host = o.target.host;
   obs.tcp_port = o.target.tcp_port;
   obs.failed = r.failed;
@@ -49,7 +54,13 @@ std::vector<Finding> diagnose_setup(const PerfReport& r, const PerfOptions& o) {
   obs.auth = r.auth;
   obs.local = r.local;
   obs.peer = r.peer;
-  return conn::diagnose(obs);
+  auto found = conn::diagnose(obs);
+  if (r.failed != Stage::kTraffic) return found;
+  const bool forced = !found.empty() && (found.front().id == FindingId::kForcedDeviceUnusable ||
+                                         found.front().id == FindingId::kForcedPortUnusable ||
+                                         found.front().id == FindingId::kForcedGidUnusable ||
+                                         found.front().id == FindingId::kCmDeviceDiffers);
+  return forced ? std::vector<Finding>{found.front()} : std::vector<Finding>{};
 }
 
 conn::SessionRequest request_for(const PerfOptions& o, uint32_t seed) {
@@ -101,6 +112,7 @@ bool open_session(PerfReport& r, const PerfOptions& o, Deadline end, uint32_t se
   if (!opened) {
     conn::SessionFailure& f = opened.error();
     fail(r, f.stage, f.error);
+    r.local_address = f.local_address;
     r.cm_break = f.cm_break;
     r.server_refused = f.server_refused;
     r.refusal_code = f.refusal_code;
@@ -111,6 +123,7 @@ bool open_session(PerfReport& r, const PerfOptions& o, Deadline end, uint32_t se
     return false;
   }
   s = std::move(*opened);
+  r.local_address = local_address(s.sock);
   r.warnings.insert(r.warnings.end(), s.ep->warnings.begin(), s.ep->warnings.end());
   r.local = conn::local_facts(*s.ep);
   r.peer = s.welcome.facts;

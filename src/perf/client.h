@@ -51,6 +51,7 @@ struct PerfReport {
   Error cause;  // the failure as a value, for the connection layer's diagnosis
   std::optional<proto::HostFacts> local;
   std::optional<proto::HostFacts> peer;
+  std::string local_address;  // this host's end of the TCP connection ("" = none)
   std::vector<std::string> warnings;
   Placement placement;
   LinkFacts link;

@@ -168,6 +168,11 @@ nlohmann::json to_json(const Bye& m);
 nlohmann::json to_json(const Sync& m);
 nlohmann::json to_json(const Ready& m);
 nlohmann::json error_message(const std::string& text);
+// The code of a refusal that the hello's queue pair caused (the server could
+// not set up a QP towards its GID, or the GID is not the client's address):
+// the refusals a client's -d/--ib-port/-x can explain. Other refusals (busy,
+// budget, size, rate) carry no code or doctor's finding id.
+inline constexpr const char* kRefusedQpSetup = "qp-setup";
 
 Result<Hello> parse_hello(const nlohmann::json& j);
 Result<Welcome> parse_welcome(const nlohmann::json& j);

@@ -296,6 +296,13 @@ void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
     out.outcome = why;
     (void)send_frame(sock, proto::error_message(why), deadline_in(std::chrono::seconds(1)));
   };
+  // A refusal about the client's QP: its code tells the client so.
+  auto refuse_qp = [&](const std::string& why) {
+    out.outcome = why;
+    nlohmann::json refused = proto::error_message(why);
+    refused["code"] = proto::kRefusedQpSetup;
+    (void)send_frame(sock, refused, deadline_in(std::chrono::seconds(1)));
+  };
   const conn::EndpointOptions eo = endpoint_options(hello, o, sock);
   // Both halves of the buffer count against the budget, before any is pinned.
   if (auto why = ticket.pin(conn::registered_bytes(eo))) return refuse(*why);
@@ -317,9 +324,9 @@ void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
   } else {
     setup.emplace(open_endpoint(eo, welcome.timeline));
     if (!*setup) return refuse("server setup failed: " + setup->error().message());
-    if (auto why = reflected(**setup, hello, sock)) return refuse(*why);
+    if (auto why = reflected(**setup, hello, sock)) return refuse_qp(*why);
     if (auto s = connect_oob(**setup, hello, o, sock, welcome); !s) {
-      return refuse("server setup failed: " + s.error().message());
+      return refuse_qp("server setup failed: " + s.error().message());
     }
   }
   // Read before the client can start: after the welcome its traffic may begin.

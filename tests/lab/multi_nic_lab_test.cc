@@ -173,6 +173,12 @@ TEST(MultiNicLab, MultiNicPitfallsAreNamedWithTheirFix) {
        "--run",
        "h2:rdmacheck ping h1 -n 3 --port 18601 --json",
        "--run",
+       "h2:rdmacheck bw h1 -d rxe1 -D 1 --json",
+       "--run",
+       "h2:rdmacheck lat h1 -x 0 -n 100 --json",
+       "--run",
+       "h2:rdmacheck ping h1 -n 3 --cm --src 198.18.1.2 --json",
+       "--run",
        "h2:sysctl -qw kernel.modprobe=/bin/false && rmmod rdma_ucm && rdmacheck ping h1 -n 3 "
        "--cm --json"});
   ASSERT_TRUE(r.doc.is_object()) << r.console;
@@ -208,7 +214,17 @@ TEST(MultiNicLab, MultiNicPitfallsAreNamedWithTheirFix) {
   EXPECT_NE(
       top_finding(run_output(r, "h2", 4))["fix"].get<std::string>().find("ss -ltn sport = :18601"),
       std::string::npos);
-  expect_top(run_output(r, "h2", 5), "rdma-cm-unavailable", "modprobe rdma_ucm",
+  // bw and lat put a failure down to what was forced as ping does: -d onto
+  // the other NIC, -x onto the link-local GID (the server refuses a QP
+  // towards a GID that is not this client's address).
+  expect_top(run_output(r, "h2", 5), "forced-device-unusable", "give -d rxe0", "bw -d rxe1");
+  EXPECT_EQ(run_exit(r, "h2", 5), 2);
+  expect_top(run_output(r, "h2", 6), "forced-gid-unusable", "give -x 1", "lat -x 0");
+  EXPECT_EQ(run_exit(r, "h2", 6), 2);
+  // ping --cm --src onto the other NIC: the route's address in the fix.
+  expect_top(run_output(r, "h2", 7), "cm-device-differs", "--src 198.18.0.2",
+             "ping --cm --src 198.18.1.2");
+  expect_top(run_output(r, "h2", 8), "rdma-cm-unavailable", "modprobe rdma_ucm",
              "--cm without rdma_ucm");
 }
 
