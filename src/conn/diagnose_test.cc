@@ -453,7 +453,8 @@ TEST(Diagnose, LocalSetupOnAHostWithoutRdmaIsDoctorsFinding) {
   o.host = "h1";
   o.failed = Stage::kLocalSetup;
   o.error = "ibv_get_device_list: Function not implemented";
-  Finding doctors = make_finding(FindingId::kNoRdmaDevice, Severity::kFail, Layer::kDevice, "no device");
+  Finding doctors =
+      make_finding(FindingId::kNoRdmaDevice, Severity::kFail, Layer::kDevice, "no device");
   doctors.fix = "boot a kernel with RDMA support";
   o.no_rdma = doctors;
   const auto fs = diagnose(o);
