@@ -70,6 +70,8 @@ Runner attach_ping(CLI::App& app) {
   add_output_flags(app, o->out, "print the report as JSON");
   // Test-only, hidden: the lab proves that a server refuses a hello aimed at another host.
   app.add_option("--forge-gid", o->p.forged_gid, "")->group("");
+  // Test-only, hidden: the lab proves that a UD datagram with another Q_Key is dropped.
+  app.add_option("--forge-qkey", o->p.forged_qkey, "")->group("");
   app.footer(
       "Exit status: 0 every ping answered, 1 answered with warnings, 2 failed (the findings name "
       "the cause).");

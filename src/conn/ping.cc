@@ -367,6 +367,7 @@ PingReport run_ping(const PingOptions& o) {
     if (!session) return finish();
   }
   Endpoint& ep = *session->ep;
+  if (o.forged_qkey) session->welcome.qp.qkey = *o.forged_qkey;
   const proto::Welcome& welcome = session->welcome;
   rep.peer_timeline = welcome.timeline;
   std::vector<proto::Step>& local_timeline = session->local_timeline;

@@ -43,6 +43,10 @@ struct PingOptions {
   // lost probe must not fail a size class.
   int ladder_tries = 3;
   std::string forged_gid;  // test-only: see SessionRequest::forged_gid
+  // Test-only (hidden --forge-qkey): UD datagrams carry this Q_Key instead of
+  // the one the server told this session, as a guessing or replaying sender's
+  // would; the lab proves the server's QP drops them.
+  std::optional<uint32_t> forged_qkey;
 };
 
 struct PingSample {

@@ -90,6 +90,12 @@ std::optional<std::string> Admission::Ticket::promote() {
 std::optional<std::string> Admission::Ticket::pin(uint64_t bytes) {
   std::lock_guard<std::mutex> lock(a_->mu_);
   const uint64_t budget = a_->limits_.pinned_bytes;
+  if (bytes > budget) {  // never fits, however idle the server: "later" would not help
+    return fmt::format(
+        "refused: a buffer of {} KiB is over this server's whole pinned-memory budget ({} KiB, "
+        "serve --max-pinned); use a smaller -s",
+        (bytes + 1023) >> 10, budget >> 10);
+  }
   if (a_->total_.pinned + bytes > budget) {
     return fmt::format(
         "server busy: a buffer of {} KiB would exceed this server's pinned-memory budget "

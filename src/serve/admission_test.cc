@@ -71,6 +71,18 @@ TEST(Admission, EveryHalfOfEveryBufferCountsAgainstTheBudget) {
   EXPECT_EQ(a.usage().pinned, 1000u << 10);
 }
 
+// A buffer over the whole budget never fits: no "busy", no "later".
+TEST(Admission, ABufferOverTheWholeBudgetIsRefusedAsSuchNotAsBusy) {
+  Admission a(small());
+  auto t = a.enter("10.0.0.1");
+  const auto why = std::get<Ticket>(t).pin((1 << 20) + 1);
+  ASSERT_TRUE(why);
+  EXPECT_EQ(*why,
+            "refused: a buffer of 1025 KiB is over this server's whole pinned-memory budget "
+            "(1024 KiB, serve --max-pinned); use a smaller -s");
+  EXPECT_EQ(a.usage().pinned, 0u);
+}
+
 TEST(Admission, ASlotAndItsMemoryAreFreeTheMomentTheTicketGoes) {
   Admission a(small());
   {

@@ -240,8 +240,8 @@ TEST_F(ServerTest, ABufferOverThePinnedBudgetIsRefusedBeforeAnythingIsPinned) {
   ASSERT_TRUE(proto::meet_server(c, std::nullopt, deadline_in(2s)).ok());
   ASSERT_TRUE(send_frame(c, hello, deadline_in(2s)).ok());
   const std::string why = first_reply(std::move(c));
-  EXPECT_NE(why.find("server busy: a buffer of 1200 KiB would exceed this server's pinned-memory "
-                     "budget (0 of 1024 KiB in use)"),
+  EXPECT_NE(why.find("refused: a buffer of 1200 KiB is over this server's whole pinned-memory "
+                     "budget (1024 KiB, serve --max-pinned); use a smaller -s"),
             std::string::npos)
       << why << log_text();
   // Refused before the device: this host has none, and the log does not say so.

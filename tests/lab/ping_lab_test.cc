@@ -175,6 +175,51 @@ void expect_qps(const LabRun& r, const Boot::Part& part) {
   }
 }
 
+// A UD datagram with a Q_Key the server never gave out (a guessing or
+// replaying sender's, --forge-qkey): the server's QP drops it (rxe checks the
+// DETH Q_Key against the QP's), so no ping is answered and the server's
+// session received nothing.
+void expect_qkey_dropped(const LabRun& r, const Boot::Part& part) {
+  EXPECT_EQ(part.exit(r, "h2", 0), 2) << r.console;
+  const auto& p = part.out(r, "h2", 0);
+  ASSERT_TRUE(p.is_object()) << r.console;
+  EXPECT_EQ(p["transport"], "ud");
+  EXPECT_EQ(p["summary"]["received"], 0) << p.dump(2);
+  EXPECT_GT(p["summary"]["sent"].get<int>(), 0) << p.dump(2);
+  const auto& log = part.out(r, "h2", 1);
+  ASSERT_TRUE(log.is_string()) << r.console;
+  // The forged session is the server log's last UD session.
+  const std::string l = log.get<std::string>();
+  const auto start = l.rfind("start: ping ud/send");
+  ASSERT_NE(start, std::string::npos) << l;
+  const auto id_at = l.rfind("session ", start);
+  const std::string id = l.substr(id_at, l.find(' ', id_at + 8) - id_at);
+  const auto end = l.find(id + " ", start);
+  ASSERT_NE(end, std::string::npos) << l;
+  const std::string end_line = l.substr(end, l.find('\n', end) - end);
+  EXPECT_NE(end_line.find("(0 received, 0 replied"), std::string::npos) << end_line;
+}
+
+// serve --max-pinned 1 (MiB): a bw whose buffer (both halves of 1 MiB) is
+// over the whole budget is refused before the server pins anything, with the
+// budget named and no "try later"; a 64 KiB bw still runs. The server's
+// pinned memory (VmPin, sampled while both ran) stayed within the budget.
+void expect_pinned_budget(const LabRun& r, const Boot::Part& part) {
+  const auto& big = part.out(r, "h2", 0);
+  ASSERT_TRUE(big.is_object()) << r.console;
+  EXPECT_EQ(part.exit(r, "h2", 0), 2) << big.dump(2);
+  ASSERT_FALSE(big["findings"].empty()) << big.dump(2);
+  EXPECT_EQ(big["findings"][0]["id"], "server-refused") << big["findings"].dump(2);
+  EXPECT_NE(big["findings"][0]["summary"].get<std::string>().find(
+                "over this server's whole pinned-memory budget (1024 KiB, serve --max-pinned)"),
+            std::string::npos)
+      << big["findings"].dump(2);
+  EXPECT_EQ(part.exit(r, "h2", 1), 0) << part.out(r, "h2", 1).dump(2);
+  const auto& pinned = part.out(r, "h1", 0);
+  ASSERT_TRUE(pinned.is_number()) << pinned.dump() << r.console;
+  EXPECT_LE(pinned.get<int64_t>(), 1024);
+}
+
 TEST(PingLab, OneHealthyPairEveryKindOfPing) {
   Boot b;
   const auto rc = b.add({"h2:rdmacheck ping h1 --json"});
@@ -187,6 +232,23 @@ TEST(PingLab, OneHealthyPairEveryKindOfPing) {
                                "h2:rdmacheck ping h1 -n 1 --no-ladder --json"});
   const auto cm = b.add({"h2:rdmacheck ping h1 --cm -n 3 --json"});
   const auto unreachable = b.add({"h2:rdmacheck ping 198.18.0.99 --json"});
+  const auto qkey =
+      b.add({"h2:rdmacheck ping h1 --ud -n 3 --no-ladder --forge-qkey 305419896 "
+             "--timeout 8 --json",
+             "h2:cat /run/lab/h1/serve.log"});
+  // A second server with a 1 MiB budget; h1 samples its VmPin until h2's two bw are done.
+  const std::string pinned_done = "/run/lab/h2/rc." + std::to_string(b.next("h2") + 2);
+  const auto pinned = b.add(
+      {"h1:rdmacheck serve --psk-file $RDMACHECK_PSK_FILE --max-pinned 1 --port 18700 "
+       "> /run/lab/h1/serve-18700.log 2>&1 & pid=$!; "
+       "for i in $(seq 300); do grep -q listening /run/lab/h1/serve-18700.log && break; sleep "
+       "0.1; done; touch /run/lab/h1/pinned-up; max=0; until [ -e " +
+           pinned_done +
+           " ]; do v=$(awk '/VmPin/ {print $2}' /proc/$pid/status); [ \"$v\" -gt $max ] && "
+           "max=$v; sleep 0.05; done; echo $max",
+       "h2:while [ ! -e /run/lab/h1/pinned-up ]; do sleep 0.1; done; rdmacheck bw h1 -p 18700 "
+       "-s 1M -n 10 --json",
+       "h2:rdmacheck bw h1 -p 18700 -s 64K -n 100 --json"});
   // Root ignores RLIMIT_MEMLOCK through CAP_IPC_LOCK: drop it, as an ordinary user is.
   const auto memlock =
       b.add({"h2:capsh --drop=cap_ipc_lock -- -c 'ulimit -l 8; rdmacheck ping h1 "
@@ -208,6 +270,8 @@ TEST(PingLab, OneHealthyPairEveryKindOfPing) {
                    {"-T/-S", priority, expect_priority},
                    {"--cm", cm, expect_cm},
                    {"an unreachable address", unreachable, expect_unreachable},
+                   {"a forged Q_Key", qkey, expect_qkey_dropped},
+                   {"the pinned-memory budget", pinned, expect_pinned_budget},
                    {"memlock", memlock, expect_memlock},
                    {"qps", qps, expect_qps},
                    {"the server's log", log, expect_serve_log}});

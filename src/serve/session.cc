@@ -1,0 +1,396 @@
+#include "serve/session.h"
+
+#include <fmt/core.h>
+
+#include <mutex>
+#include <optional>
+
+#include "conn/ack_timeout.h"
+#include "conn/cm_endpoint.h"
+#include "conn/endpoint.h"
+#include "conn/responder.h"
+#include "conn/tcp_probe.h"
+#include "doctor/doctor.h"
+#include "doctor/sources.h"
+#include "host/firewall.h"
+#include "net/ip_match.h"
+#include "net/tcp.h"
+#include "perf/counters.h"
+#include "perf/responder.h"
+#include "perf/spec.h"
+#include "perf/tcp_baseline.h"
+#include "proto/auth.h"
+
+namespace rdmacheck::serve {
+
+std::pair<nlohmann::json, size_t> DoctorCache::report() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (made_ == Clock::time_point{} || Clock::now() - made_ > std::chrono::minutes(1)) {
+    auto sources = doctor::sources_for(fs_);
+    const auto r = doctor::run_doctor(fs_, *sources);
+    const auto findings = r.findings();
+    frame_ = proto::doctor_report(r.hostname, to_json(findings));
+    count_ = findings.size();
+    made_ = Clock::now();
+  }
+  return {frame_, count_};
+}
+
+namespace {
+
+using conn::accept_cm_endpoint;
+using conn::cm_accept;
+using conn::connect_qp;
+using conn::Endpoint;
+using conn::EndpointOptions;
+using conn::local_facts;
+using conn::local_qp_info;
+using conn::open_endpoint;
+
+using Millis = std::chrono::duration<double, std::milli>;
+
+struct SessionOutcome {
+  std::string test;
+  std::string outcome = "ok";
+  uint64_t received = 0;
+  uint64_t replied = 0;
+  bool ok = false;   // a doctor report or TCP echo served (a test's is its outcome "ok")
+  std::string note;  // what the session exposed beyond the usual (conn::Endpoint::iova_note)
+};
+
+// Why the hello's QP is not one this server may connect to, or nullopt. A
+// RoCE GID is an IP address: the server's QP goes only to the host at the
+// other end of this TCP connection, so no hello can aim its traffic at a
+// third host. InfiniBand GIDs are not IP addresses and are not checked
+// (docs/serve.md: "No reflection").
+std::optional<std::string> reflected(const Endpoint& ep, const proto::Hello& hello,
+                                     const Fd& sock) {
+  if (ep.port_attr.link_layer != IBV_LINK_LAYER_ETHERNET) return std::nullopt;
+  const std::string peer = peer_address(sock);
+  const auto ip = parse_ip(peer);
+  if (ip && gid_is_address(hello.qp.gid, *ip)) return std::nullopt;
+  return fmt::format(
+      "refused: the hello names GID {}, which is not the address of this connection's client "
+      "({}): this server connects its QP only back to the host it talks to",
+      hello.qp.gid, peer);
+}
+
+// Our RC timing: the ACK timeout the client asked for (-u), else one that
+// follows the round trip of the control connection SOCK, as the client's does.
+verbs::RcTiming session_timing(const Fd& sock, ibv_context* dev, const proto::Hello& hello,
+                               const ServerOptions& o) {
+  verbs::RcTiming t = conn::rc_timing_for(sock, dev, o.timing);
+  if (hello.test.ack_timeout != 0) t.timeout = hello.test.ack_timeout;
+  return t;
+}
+
+// The session's endpoint over the TCP exchange, once opened (EP): QP up to
+// RTS (path MTU capped by the client's -m), receives posted. Our echoes are
+// RC requests too.
+Status connect_oob(Endpoint& ep, const proto::Hello& hello, const ServerOptions& o, const Fd& sock,
+                   proto::Welcome& welcome) {
+  if (auto s = connect_qp(ep, hello.qp,
+                          conn::path_mtu_limit(hello.facts.active_mtu, hello.test.path_mtu),
+                          session_timing(sock, ep.verbs, hello, o), welcome.timeline);
+      !s) {
+    return s.error();
+  }
+  if (auto s = conn::post_receives(ep, hello.test.depth); !s) return s.error();
+  welcome.facts = local_facts(ep);
+  welcome.qp = local_qp_info(ep);
+  return ok_status();
+}
+
+// --cm: waits for the client's connect request (matched by token), builds the
+// endpoint on its device, posts receives and accepts.
+Result<Endpoint> setup_cm(CmAcceptor& acceptor, uint64_t token, const EndpointOptions& eo,
+                          const proto::Hello& hello, const ServerOptions& o, const Fd& sock,
+                          Deadline end, std::vector<proto::Step>& timeline) {
+  const Deadline d = std::min(end, deadline_in(std::chrono::seconds(15)));
+  auto id = acceptor.wait(token, d, sock.get());
+  if (!id) return id.error();
+  timeline.push_back(proto::Step{"CONNECT_REQUEST", 0, true, ""});
+  auto ep = accept_cm_endpoint(eo, std::move(*id), timeline);
+  if (!ep) return ep.error().error;
+  if (auto s = conn::post_receives(*ep, hello.test.depth); !s) return s.error();
+  const verbs::RcTiming timing = session_timing(sock, ep->verbs, hello, o);
+  if (auto s = cm_accept(*ep, timing, d, timeline); !s) {
+    return s.error().error;
+  }
+  return std::move(*ep);
+}
+
+// After a failed setup the client still reports; wait for its done (briefly).
+void await_done(const Fd& sock, SessionOutcome& out) {
+  auto frame = recv_frame(sock, deadline_in(std::chrono::seconds(10)));
+  if (frame && proto::parse_done(*frame)) return;
+  if (!frame) out.outcome += "; client went away: " + frame.error().message();
+}
+
+// An RDMA test on a server without RDMA: the refusal's code is doctor's
+// finding id, so the client names the server's missing device, not a failure
+// of the connection.
+std::string no_rdma_refusal(const Finding& f) {
+  return fmt::format("this server has no usable RDMA device: {} (fix there: {})", f.summary, f.fix);
+}
+
+void answer_doctor_request(DoctorCache& doctor, const Fd& sock, SessionOutcome& out) {
+  const auto [frame, count] = doctor.report();
+  out.test = "doctor";
+  out.outcome = fmt::format("sent {} findings", count);
+  out.ok = send_frame(sock, frame, deadline_in(std::chrono::seconds(5))).ok();
+}
+
+// Why the server's own direction of a -b test, as planned, is over --max-rate.
+std::optional<std::string> over_max_rate(const proto::Hello& hello, const conn::TrafficCap& cap) {
+  const auto& p = hello.test.perf;
+  if (!p || !p->bidir) return std::nullopt;
+  uint64_t bytes = 0;
+  for (uint32_t size : p->sizes) bytes += size;
+  const double secs =
+      static_cast<double>(p->duration_ms) / 1000.0 * static_cast<double>(p->sizes.size());
+  if (p->iterations > 0 && bytes > cap.bytes / p->iterations) {
+    return fmt::format(
+        "the test would make this server send {} MiB; it sends at most {} MiB per "
+        "session (--max-rate)",
+        (bytes >> 20) * p->iterations, cap.bytes >> 20);
+  }
+  if (secs > static_cast<double>(cap.seconds.count())) {
+    return fmt::format(
+        "the test would make this server send for {:.0f} s; it sends for at most {} "
+        "s per session (--max-rate)",
+        secs, cap.seconds.count());
+  }
+  return std::nullopt;
+}
+
+// Why this server will not run the hello's test, or nullopt when it will.
+std::optional<std::string> refusal(const proto::Hello& hello, const ServerOptions& o,
+                                   const CmAcceptor* acceptor) {
+  if (hello.test.max_size > o.max_bytes) {
+    return fmt::format("asked for {} bytes, this server allows {} per session", hello.test.max_size,
+                       o.max_bytes);
+  }
+  if (hello.test.cm && acceptor == nullptr) {
+    return "this server has no rdma_cm listener (see its start-up log)";
+  }
+  // The client's own rules, again: a crafted hello must not make a loop spin.
+  if (hello.test.perf) {
+    if (auto why = perf::validate(perf::spec_of(hello.test))) return "invalid test: " + *why;
+  }
+  return over_max_rate(hello, o.max_rate);
+}
+
+// The session's endpoint: this server's device choice, the client's test.
+conn::EndpointOptions endpoint_options(const proto::Hello& hello, const ServerOptions& o,
+                                       const Fd& sock) {
+  conn::EndpointOptions eo;
+  eo.fs = o.fs;
+  eo.dev = o.dev;
+  eo.local_address = local_address(sock);  // the address the client connected to
+  eo.peer_address = peer_address(sock);
+  eo.server = true;
+  eo.transport = hello.test.transport;
+  eo.buffer_size = hello.test.max_size;
+  // Only the access the test needs: nothing remote for send, and for a ping
+  // only what an RDMA-write echo needs.
+  eo.access = proto::info(hello.test.op).remote_access;
+  eo.depth = hello.test.depth;
+  // A UD ping's echoes: several receives, each in its own slot, so a
+  // duplicated or late request never leaves the QP without one (ping.cc).
+  if (hello.test.kind == proto::TestKind::kPing && hello.test.transport == proto::Transport::kUd) {
+    eo.recv_slots = conn::kUdPingRecvSlots;
+  }
+  eo.traffic_class = hello.test.traffic_class;  // the client's priority, both ways
+  eo.sl = hello.test.sl;
+  if (const auto& p = hello.test.perf) {
+    // -b: our queue also carries the test towards the client.
+    if (p->bidir) eo.depth = std::max(eo.depth, p->tx_depth);
+    // Echoes and the -b direction post small messages inline, as the client does.
+    eo.inline_size = p->inline_size;
+  }
+  return eo;
+}
+
+// What the server adds to its bye when something went wrong: its firewall's
+// view of UDP 4791 and the QP's ERROR state.
+void explain_failure(const Result<conn::Endpoint>& ep, proto::Bye& bye) {
+  // Within the 5 s a client waits for its bye at most (ping's report reserve).
+  const FirewallReport fw = read_firewall(std::chrono::seconds(4));
+  for (const auto& r : fw.rules) bye.firewall += (bye.firewall.empty() ? "" : "; ") + r;
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  if (ep && ibv_query_qp(ep->qp.get(), &attr, IBV_QP_STATE, &init) == 0 &&
+      attr.qp_state == IBV_QPS_ERR) {
+    bye.timeline.push_back(
+        proto::Step{"ERROR", 0, false, bye.wc_errors.empty() ? "" : bye.wc_errors.front()});
+  }
+}
+
+// A hello's test, from the endpoint to the bye.
+void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
+              CmAcceptor* acceptor, Admission::Ticket& ticket, Shared& shared, Deadline end,
+              SessionOutcome& out) {
+  conn::TrafficPool& pool = shared.traffic;
+  auto refuse = [&](const std::string& why) {
+    out.outcome = why;
+    (void)send_frame(sock, proto::error_message(why), deadline_in(std::chrono::seconds(1)));
+  };
+  // A refusal about the client's QP: its code tells the client so.
+  auto refuse_qp = [&](const std::string& why) {
+    out.outcome = why;
+    nlohmann::json refused = proto::error_message(why);
+    refused["code"] = proto::kRefusedQpSetup;
+    (void)send_frame(sock, refused, deadline_in(std::chrono::seconds(1)));
+  };
+  const conn::EndpointOptions eo = endpoint_options(hello, o, sock);
+  // Both halves of the buffer count against the budget, before any is pinned.
+  if (auto why = ticket.pin(conn::registered_bytes(eo))) return refuse(*why);
+  if (shared.no_rdma) {  // the test is valid and fits: only the device is missing
+    out.outcome = no_rdma_refusal(*shared.no_rdma);
+    nlohmann::json refused = proto::error_message(out.outcome);
+    refused["code"] = id_name(*shared.no_rdma);
+    (void)send_frame(sock, refused, deadline_in(std::chrono::seconds(1)));
+    return;
+  }
+  const bool perf_test = hello.test.perf.has_value();
+  proto::Welcome welcome;
+  std::optional<Result<conn::Endpoint>> setup;  // emplaced, never assigned: owners keep their order
+  if (hello.test.cm) {
+    auto facts = conn::open_device_only(eo);
+    if (!facts) return refuse("server setup failed: " + facts.error().message());
+    welcome.facts = conn::local_facts(*facts);
+    welcome.cm_token = acceptor->expect();
+  } else {
+    setup.emplace(open_endpoint(eo, welcome.timeline));
+    if (!*setup) return refuse("server setup failed: " + setup->error().message());
+    if (auto why = reflected(**setup, hello, sock)) return refuse_qp(*why);
+    if (auto s = connect_oob(**setup, hello, o, sock, welcome); !s) {
+      return refuse_qp("server setup failed: " + s.error().message());
+    }
+  }
+  // Read before the client can start: after the welcome its traffic may begin.
+  const FsRoot& fs = o.fs;
+  perf::Counters before;
+  if (perf_test && setup && *setup)
+    before = perf::read_counters(fs, (*setup)->device, (*setup)->port);
+  if (auto s = send_frame(sock, proto::to_json(welcome), deadline_in(std::chrono::seconds(5)));
+      !s) {
+    if (welcome.cm_token != 0) acceptor->cancel(welcome.cm_token);
+    out.outcome = "client went away: " + s.error().message();
+    return;
+  }
+  proto::Bye bye;
+  if (hello.test.cm) {
+    std::vector<proto::Step> cm_timeline;
+    setup.emplace(setup_cm(*acceptor, welcome.cm_token, eo, hello, o, sock, end, cm_timeline));
+    bye.timeline = cm_timeline;
+    // A perf test over rdma_cm still needs our buffer's address and key.
+    if (*setup && perf_test) {
+      const proto::Ready ready{conn::local_qp_info(**setup)};
+      if (auto s = send_frame(sock, proto::to_json(ready), deadline_in(std::chrono::seconds(5)));
+          !s) {
+        out.outcome = "client went away: " + s.error().message();
+        return;
+      }
+      before = perf::read_counters(fs, (*setup)->device, (*setup)->port);
+    }
+  }
+  Result<conn::Endpoint>& ep = *setup;
+  if (ep) {
+    out.note = ep->iova_note;
+    conn::SessionTraffic traffic(pool);
+    const conn::ResponderOutcome r = perf_test
+                                         ? perf::respond_perf(*ep, hello, sock, end, traffic, bye)
+                                         : conn::respond_ping(*ep, hello, sock, end, traffic, bye);
+    if (perf_test) {
+      const perf::Counters d = perf::delta(before, perf::read_counters(fs, ep->device, ep->port));
+      bye.counters.assign(d.begin(), d.end());
+      if (bye.counters.size() > proto::kMaxCounters) bye.counters.resize(proto::kMaxCounters);
+    }
+    out.outcome = r.outcome;
+    bye.received = r.received;
+    bye.replied = r.replied;
+  } else {
+    out.outcome = "setup failed: " + ep.error().message();
+    await_done(sock, out);
+  }
+  out.received = bye.received;
+  out.replied = bye.replied;
+  if (out.outcome != "ok" || !bye.wc_errors.empty()) explain_failure(ep, bye);
+  (void)send_frame(sock, proto::to_json(bye), deadline_in(std::chrono::seconds(2)));
+  if (ep && ep->cm_id) rdma_disconnect(ep->cm_id.get());
+}
+
+}  // namespace
+
+// One client: its first frame decides what it gets (a doctor report or a test).
+// Returns the session's end line, which the caller logs once the slot is free.
+SessionEnd session(int id, const Fd& sock, const std::string& peer, const ServerOptions& o,
+                   CmAcceptor* acceptor, Admission::Ticket& ticket, Shared& shared, Log& log) {
+  const auto start = Clock::now();
+  const Deadline end = start + o.session_timeout;
+  std::string with_key;  // which of the keys the client proved: for rolling them
+  auto end_line = [&](const SessionOutcome& out) {
+    return SessionEnd{
+        fmt::format("session {} {} end: {} ({} received, {} replied, {:.0f} ms){}{}", id, peer,
+                    out.outcome, out.received, out.replied, Millis(Clock::now() - start).count(),
+                    with_key, out.note.empty() ? "" : "; " + out.note),
+        out.ok || out.outcome == "ok"};
+  };
+  SessionOutcome out;
+  // Nothing of the client's is read, and no verbs object made, before it has
+  // proven a key (when this server has any).
+  const Deadline handshake = std::min(end, deadline_in(o.handshake_timeout));
+  auto key = proto::greet_client(sock, o.keys, handshake);
+  if (!key) {
+    out.outcome = fmt::format("{}: {}", name_of(key.error().kind), key.error().error.message());
+    return end_line(out);
+  }
+  if (*key >= 0) with_key = " [key " + o.keys[static_cast<size_t>(*key)].file + "]";
+  // The client opens its device between the proof and its hello: a deadline of its own.
+  auto frame = recv_frame(sock, std::min(end, deadline_in(o.handshake_timeout)));
+  // Past the handshake: the connection needs a session slot now.
+  std::optional<std::string> busy;
+  if (frame) busy = ticket.promote();
+  if (!frame) {
+    out.outcome = "no valid handshake: " + frame.error().message();
+  } else if (busy) {
+    out.outcome = *busy;
+    (void)send_frame(sock, proto::error_message(*busy), deadline_in(std::chrono::seconds(1)));
+  } else if (proto::message_type(*frame) == "doctor-request" && !o.share_doctor) {
+    out.test = "doctor";
+    out.outcome = "doctor request refused (--no-share-doctor)";
+    (void)send_frame(sock,
+                     proto::error_message("this server does not share its doctor report "
+                                          "(--no-share-doctor)"),
+                     deadline_in(std::chrono::seconds(1)));
+  } else if (proto::message_type(*frame) == "doctor-request") {
+    answer_doctor_request(shared.doctor, sock, out);
+  } else if (proto::message_type(*frame) == "tcp-echo") {  // check's TCP reference probe
+    out.test = "tcp echo";
+    out.outcome = conn::answer_tcp_echo(sock, *frame, end);
+    out.ok = out.outcome.rfind("echoed ", 0) == 0;
+  } else if (proto::message_type(*frame) == "tcp-stream") {  // check's TCP bandwidth reference
+    out.test = "tcp stream";
+    out.outcome = perf::answer_tcp_stream(sock, *frame, end);
+    out.ok = out.outcome.rfind("streamed ", 0) == 0;
+  } else if (auto hello = proto::parse_hello(*frame); !hello) {
+    out.outcome = hello.error().message();
+    (void)send_frame(sock, proto::error_message(out.outcome), deadline_in(std::chrono::seconds(1)));
+  } else {
+    out.test = fmt::format("{} {}/{}{}", name_of(hello->test.kind), name_of(hello->test.transport),
+                           name_of(hello->test.op), hello->test.cm ? " (rdma_cm)" : "");
+    if (auto why = refusal(*hello, o, acceptor)) {
+      out.outcome = *why;
+      (void)send_frame(sock, proto::error_message(*why), deadline_in(std::chrono::seconds(1)));
+    } else {
+      log.line(fmt::format("session {} {} start: {} from {} ({} {})", id, peer, out.test,
+                           hello->facts.hostname, hello->facts.device, hello->facts.gid));
+      run_test(*hello, sock, o, acceptor, ticket, shared, end, out);
+    }
+  }
+  return end_line(out);
+}
+
+}  // namespace rdmacheck::serve
