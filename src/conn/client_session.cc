@@ -35,7 +35,7 @@ Result<Msg> receive(const Fd& sock, Deadline d, Result<Msg> (*parse)(const nlohm
                     bool* refused, std::string* code = nullptr) {
   auto frame = recv_frame(sock, d);
   if (!frame) return frame.error();
-  if (proto::message_type(*frame) == "error") {
+  if (proto::type_of(*frame) == proto::MessageType::kError) {
     // The server's own refusal (server-refused), not a broken handshake.
     *refused = true;
     if (code != nullptr) *code = frame->value("code", "");

@@ -36,7 +36,11 @@ TcpProbeReport run_tcp_probe(const TcpProbeOptions& o) {
   for (int i = 0; i < o.count && Clock::now() < end; ++i) {
     ++r.tally.sent;
     const auto t0 = Clock::now();
-    if (auto s = send_frame(*sock, {{"type", "tcp-echo"}, {"seq", i}, {"pad", pad}}, end); !s) {
+    if (auto s = send_frame(
+            *sock,
+            {{"type", proto::type_name(proto::MessageType::kTcpEcho)}, {"seq", i}, {"pad", pad}},
+            end);
+        !s) {
       r.error = s.error().message();
       break;
     }
@@ -103,7 +107,8 @@ std::string answer_tcp_echo(const Fd& sock, const nlohmann::json& first, Deadlin
     if (auto s = send_frame(sock, frame, end); !s) return "echo failed: " + s.error().message();
     auto next = recv_frame(sock, end);
     if (!next) return fmt::format("echoed {} frames", n + 1);  // the client closed
-    if (next->value("type", "") != "tcp-echo") return "bad message in a TCP echo session";
+    if (proto::type_of(*next) != proto::MessageType::kTcpEcho)
+      return "bad message in a TCP echo session";
     frame = std::move(*next);
   }
   return fmt::format("stopped after {} echoes", kMaxEchoes);

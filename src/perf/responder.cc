@@ -103,7 +103,7 @@ struct Responder {
       out.outcome = "client went away: " + frame.error().message();
       return true;
     }
-    if (proto::message_type(*frame) != "sync") {
+    if (proto::type_of(*frame) != proto::MessageType::kSync) {
       on_done(*frame);
       return true;
     }
@@ -251,7 +251,7 @@ struct Responder {
     conn::Endpoint* const eps[] = {&ep};
     for (;;) {
       auto frame = await_frame(sock, eps, end);
-      if (!frame || proto::message_type(*frame) != "sync") {
+      if (!frame || proto::type_of(*frame) != proto::MessageType::kSync) {
         if (on_frame(frame)) return;
         continue;
       }

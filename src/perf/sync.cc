@@ -34,7 +34,7 @@ Result<std::vector<proto::Sync>> exchange_sync(std::span<const Fd* const> socks,
   for (size_t i = 0; i < socks.size(); ++i) {
     auto frame = await_frame(*socks[i], eps, d);
     if (!frame) return frame.error();
-    if (proto::message_type(*frame) == "error") {
+    if (proto::type_of(*frame) == proto::MessageType::kError) {
       return plain_error("barrier", "server: " + proto::error_text(*frame));
     }
     auto sync = proto::parse_sync(*frame);

@@ -76,12 +76,16 @@ TcpBaseline run_tcp_baseline(const TcpBaselineOptions& o) {
     b.error = "TCP stream: " + sock.error().error.message();
     return done();
   }
-  if (auto s = send_frame(*sock, {{"type", "tcp-stream"}, {"seconds", o.seconds}}, end); !s) {
+  if (auto s = send_frame(
+          *sock,
+          {{"type", proto::type_name(proto::MessageType::kTcpStream)}, {"seconds", o.seconds}},
+          end);
+      !s) {
     b.error = "TCP stream: " + s.error().message();
     return done();
   }
   auto ready = recv_frame(*sock, end);
-  if (!ready || ready->value("type", "") != "tcp-stream-ready") {
+  if (!ready || proto::type_of(*ready) != proto::MessageType::kTcpStreamReady) {
     b.error =
         "TCP stream: the server did not start it" +
         (ready ? ": " + ready->value("message", ready->dump()) : ": " + ready.error().message());
@@ -96,7 +100,7 @@ TcpBaseline run_tcp_baseline(const TcpBaselineOptions& o) {
     return done();
   }
   auto result = recv_frame(*sock, end);
-  if (!result || result->value("type", "") != "tcp-stream-result") {
+  if (!result || proto::type_of(*result) != proto::MessageType::kTcpStreamResult) {
     b.error = "TCP stream: no result from the server" +
               (result ? std::string() : ": " + result.error().message());
     return done();
@@ -150,7 +154,7 @@ std::string answer_tcp_stream(const Fd& sock, const nlohmann::json& first, Deadl
   if (!(seconds > 0 && seconds <= kMaxSeconds)) {
     (void)send_frame(
         sock,
-        {{"type", "error"},
+        {{"type", proto::type_name(proto::MessageType::kError)},
          {"message", fmt::format("tcp-stream seconds must be in (0, {}]", kMaxSeconds)}},
         end);
     return "bad tcp-stream request";
@@ -158,7 +162,9 @@ std::string answer_tcp_stream(const Fd& sock, const nlohmann::json& first, Deadl
   // The client streams SECONDS; a few more for the tail, never past the session's end.
   const Deadline stop = std::min(
       end, Clock::now() + std::chrono::duration_cast<Clock::duration>(Seconds(seconds + 5)));
-  if (auto s = send_frame(sock, {{"type", "tcp-stream-ready"}}, stop); !s) {
+  if (auto s =
+          send_frame(sock, {{"type", proto::type_name(proto::MessageType::kTcpStreamReady)}}, stop);
+      !s) {
     return "tcp stream: " + s.error().message();
   }
   std::vector<char> buf(kChunk);
@@ -185,7 +191,7 @@ std::string answer_tcp_stream(const Fd& sock, const nlohmann::json& first, Deadl
   }
   if (!eof) return fmt::format("tcp stream: no end of stream after {} bytes", bytes);
   const double secs = first_byte ? Seconds(last_byte - *first_byte).count() : 0;
-  const nlohmann::json result = {{"type", "tcp-stream-result"},
+  const nlohmann::json result = {{"type", proto::type_name(proto::MessageType::kTcpStreamResult)},
                                  {"bytes", bytes},
                                  {"seconds", secs},
                                  {"cpu_s", clock ? clock->cpu_s() : 0.0},

@@ -178,8 +178,9 @@ json refusal_message(AuthFailure code, const std::string& text) {
 
 Result<int, AuthError> greet_client(const Fd& sock, const std::vector<Psk>& keys, Deadline d) {
   const Nonce ns = fresh_nonce();
-  json greeting = {
-      {"type", "greeting"}, {"version", kVersion}, {"auth", keys.empty() ? "none" : "psk"}};
+  json greeting = {{"type", type_name(MessageType::kGreeting)},
+                   {"version", kVersion},
+                   {"auth", keys.empty() ? "none" : "psk"}};
   if (!keys.empty()) greeting["nonce"] = hex(ns);
   if (auto s = send_frame(sock, greeting, d); !s) {
     return AuthError{AuthFailure::kProtocol, s.error(), false};
@@ -191,8 +192,9 @@ Result<int, AuthError> greet_client(const Fd& sock, const std::vector<Psk>& keys
   };
   auto frame = recv_frame(sock, d, kMaxAuthFrame);
   if (!frame) return AuthError{AuthFailure::kProtocol, frame.error(), false};
-  const std::string type = message_type(*frame);
-  if (type == "error") {  // the client gave up (it has no key, or will not talk without one)
+  const auto type = type_of(*frame);
+  if (type ==
+      MessageType::kError) {  // the client gave up (it has no key, or will not talk without one)
     return auth_error(AuthFailure::kRequired, "the client says: " + error_text(*frame));
   }
   if (version_of(*frame) != kVersion) {
@@ -201,11 +203,11 @@ Result<int, AuthError> greet_client(const Fd& sock, const std::vector<Psk>& keys
                               "the same rdmacheck version on both hosts",
                               version_of(*frame), kVersion));
   }
-  if (type != "auth") {
+  if (type != MessageType::kAuth) {
     return refuse(AuthFailure::kRequired,
                   fmt::format("this server requires a pre-shared key; the client sent '{}' "
                               "without proving one",
-                              type));
+                              message_type(*frame)));
   }
   const auto nc = unhex<kNonceBytes>(*frame, "nonce");
   const auto proof = unhex<kProofBytes>(*frame, "proof");
@@ -224,8 +226,11 @@ Result<int, AuthError> greet_client(const Fd& sock, const std::vector<Psk>& keys
                               keys.size() == 1 ? "the one" : "one of the keys"));
   }
   const Proof mine = auth_proof(keys[static_cast<size_t>(match)].key, Side::kServer, ns, *nc);
-  if (auto s = send_frame(
-          sock, json{{"type", "auth-ok"}, {"version", kVersion}, {"proof", hex(mine)}}, d);
+  if (auto s = send_frame(sock,
+                          json{{"type", type_name(MessageType::kAuthOk)},
+                               {"version", kVersion},
+                               {"proof", hex(mine)}},
+                          d);
       !s) {
     return AuthError{AuthFailure::kProtocol, s.error(), false};
   }
@@ -235,11 +240,12 @@ Result<int, AuthError> greet_client(const Fd& sock, const std::vector<Psk>& keys
 Result<Unit, AuthError> meet_server(const Fd& sock, const std::optional<Psk>& key, Deadline d) {
   auto greeting = read_frame(sock, d, kMaxAuthFrame);
   if (!greeting) return no_greeting(greeting.error());
-  const std::string type = message_type(*greeting);
-  if (type == "error") return from_refusal(*greeting);
-  if (type != "greeting") {
-    return auth_error(AuthFailure::kProtocol,
-                      fmt::format("expected the server's greeting, got '{}'", type));
+  const auto type = type_of(*greeting);
+  if (type == MessageType::kError) return from_refusal(*greeting);
+  if (type != MessageType::kGreeting) {
+    return auth_error(
+        AuthFailure::kProtocol,
+        fmt::format("expected the server's greeting, got '{}'", message_type(*greeting)));
   }
   if (version_of(*greeting) != kVersion) {
     return auth_error(AuthFailure::kProtocol,
@@ -268,18 +274,20 @@ Result<Unit, AuthError> meet_server(const Fd& sock, const std::optional<Psk>& ke
   Nonce nc = fresh_nonce();
   while (nc == *ns) nc = fresh_nonce();
   const Proof proof = auth_proof(key->key, Side::kClient, *ns, nc);
-  if (auto s = send_frame(
-          sock,
-          json{{"type", "auth"}, {"version", kVersion}, {"nonce", hex(nc)}, {"proof", hex(proof)}},
-          d);
+  if (auto s = send_frame(sock,
+                          json{{"type", type_name(MessageType::kAuth)},
+                               {"version", kVersion},
+                               {"nonce", hex(nc)},
+                               {"proof", hex(proof)}},
+                          d);
       !s) {
     return AuthError{AuthFailure::kProtocol, s.error(), false};
   }
   auto reply = recv_frame(sock, d, kMaxAuthFrame);
   if (!reply) return AuthError{AuthFailure::kProtocol, reply.error(), false};
-  if (message_type(*reply) == "error") return from_refusal(*reply);
+  if (type_of(*reply) == MessageType::kError) return from_refusal(*reply);
   const auto theirs = unhex<kProofBytes>(*reply, "proof");
-  if (message_type(*reply) != "auth-ok" || !theirs) {
+  if (type_of(*reply) != MessageType::kAuthOk || !theirs) {
     return auth_error(AuthFailure::kProtocol, "malformed answer to the client's proof");
   }
   if (!equal(auth_proof(key->key, Side::kServer, *ns, nc), *theirs)) {

@@ -168,13 +168,12 @@ class Fields {
   std::optional<Error> error_;
 };
 
-std::optional<Error> check_type(const json& j, const char* type) {
-  if (message_type(j) == type) return std::nullopt;
-  if (message_type(j) == "error") {
-    return plain_error("peer", error_text(j));
-  }
-  return plain_error("handshake",
-                     fmt::format("expected a '{}' message, got '{}'", type, message_type(j)));
+std::optional<Error> check_type(const json& j, MessageType type) {
+  const auto t = type_of(j);
+  if (t == type) return std::nullopt;
+  if (t == MessageType::kError) return plain_error("peer", error_text(j));
+  return plain_error("handshake", fmt::format("expected a '{}' message, got '{}'", name_of(type),
+                                              message_type(j)));
 }
 
 HostFacts read_facts(Fields& parent, const json* j) {
@@ -293,6 +292,14 @@ bool valid_gid_text(const std::string& gid) {
   return true;
 }
 
+std::optional<MessageType> type_of(const json& j) {
+  auto it = j.find("type");
+  if (it == j.end() || !it->is_string()) return std::nullopt;
+  return parse_enum<MessageType>(it->get_ref<const std::string&>());
+}
+
+std::string type_name(MessageType t) { return std::string(name_of(t)); }
+
 std::string message_type(const json& j) {
   auto it = j.find("type");
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
@@ -305,7 +312,7 @@ std::string error_text(const json& j) {
 }
 
 json error_message(const std::string& text) {
-  return {{"type", "error"}, {"version", kVersion}, {"message", text}};
+  return {{"type", type_name(MessageType::kError)}, {"version", kVersion}, {"message", text}};
 }
 
 json to_json(const HostFacts& f) {
@@ -364,7 +371,7 @@ json to_json(const Hello& m) {
                     {"cq_mod", p.cq_mod},
                     {"inline_size", p.inline_size}};
   }
-  return {{"type", "hello"},
+  return {{"type", type_name(MessageType::kHello)},
           {"version", m.version},
           {"test", std::move(test)},
           {"facts", to_json(m.facts)},
@@ -372,7 +379,7 @@ json to_json(const Hello& m) {
 }
 
 json to_json(const Welcome& m) {
-  json j = {{"type", "welcome"},
+  json j = {{"type", type_name(MessageType::kWelcome)},
             {"version", kVersion},
             {"facts", to_json(m.facts)},
             {"timeline", to_json(m.timeline)}};
@@ -385,7 +392,7 @@ json to_json(const Welcome& m) {
 }
 
 json to_json(const Done& m) {
-  return {{"type", "done"},
+  return {{"type", type_name(MessageType::kDone)},
           {"version", kVersion},
           {"timeline", to_json(m.timeline)},
           {"sent", m.sent},
@@ -393,8 +400,12 @@ json to_json(const Done& m) {
 }
 
 json to_json(const Bye& m) {
-  json j = {{"type", "bye"},          {"version", kVersion},  {"timeline", to_json(m.timeline)},
-            {"received", m.received}, {"replied", m.replied}, {"wc_errors", m.wc_errors},
+  json j = {{"type", type_name(MessageType::kBye)},
+            {"version", kVersion},
+            {"timeline", to_json(m.timeline)},
+            {"received", m.received},
+            {"replied", m.replied},
+            {"wc_errors", m.wc_errors},
             {"firewall", m.firewall}};
   if (!m.counters.empty()) {
     json c = json::object();
@@ -416,16 +427,20 @@ json to_json(const Bye& m) {
 }
 
 json to_json(const Sync& m) {
-  return {{"type", "sync"}, {"version", kVersion}, {"step", m.step}, {"phase", name_of(m.phase)},
-          {"ops", m.ops},   {"errors", m.errors}};
+  return {{"type", type_name(MessageType::kSync)},
+          {"version", kVersion},
+          {"step", m.step},
+          {"phase", name_of(m.phase)},
+          {"ops", m.ops},
+          {"errors", m.errors}};
 }
 
 json to_json(const Ready& m) {
-  return {{"type", "ready"}, {"version", kVersion}, {"qp", qp_json(m.qp)}};
+  return {{"type", type_name(MessageType::kReady)}, {"version", kVersion}, {"qp", qp_json(m.qp)}};
 }
 
 Result<Hello> parse_hello(const json& j) {
-  if (auto e = check_type(j, "hello")) return *e;
+  if (auto e = check_type(j, MessageType::kHello)) return *e;
   Fields r(j, "hello");
   Hello m;
   m.version = r.integer<int>("version", 0, 1000000);
@@ -477,7 +492,7 @@ Result<Hello> parse_hello(const json& j) {
 }
 
 Result<Welcome> parse_welcome(const json& j) {
-  if (auto e = check_type(j, "welcome")) return *e;
+  if (auto e = check_type(j, MessageType::kWelcome)) return *e;
   Fields r(j, "welcome");
   Welcome m;
   m.facts = read_facts(r, r.object("facts"));
@@ -492,7 +507,7 @@ Result<Welcome> parse_welcome(const json& j) {
 }
 
 Result<Done> parse_done(const json& j) {
-  if (auto e = check_type(j, "done")) return *e;
+  if (auto e = check_type(j, MessageType::kDone)) return *e;
   Fields r(j, "done");
   Done m;
   m.timeline = read_steps(r, r.array("timeline", kMaxSteps));
@@ -503,7 +518,7 @@ Result<Done> parse_done(const json& j) {
 }
 
 Result<Bye> parse_bye(const json& j) {
-  if (auto e = check_type(j, "bye")) return *e;
+  if (auto e = check_type(j, MessageType::kBye)) return *e;
   Fields r(j, "bye");
   Bye m;
   m.timeline = read_steps(r, r.array("timeline", kMaxSteps));
@@ -558,7 +573,7 @@ Result<Bye> parse_bye(const json& j) {
 }
 
 Result<Sync> parse_sync(const json& j) {
-  if (auto e = check_type(j, "sync")) return *e;
+  if (auto e = check_type(j, MessageType::kSync)) return *e;
   Fields r(j, "sync");
   Sync m;
   m.step = r.integer<uint32_t>("step", 0, kMaxSizes);
@@ -575,7 +590,7 @@ Result<Sync> parse_sync(const json& j) {
 }
 
 Result<Ready> parse_ready(const json& j) {
-  if (auto e = check_type(j, "ready")) return *e;
+  if (auto e = check_type(j, MessageType::kReady)) return *e;
   Fields r(j, "ready");
   Ready m;
   m.qp = read_qp(r, r.object("qp"));
@@ -605,17 +620,19 @@ bool kebab(const std::string& s) {
 
 }  // namespace
 
-nlohmann::json doctor_request() { return {{"type", "doctor-request"}, {"version", kVersion}}; }
+nlohmann::json doctor_request() {
+  return {{"type", type_name(MessageType::kDoctorRequest)}, {"version", kVersion}};
+}
 
 nlohmann::json doctor_report(const std::string& hostname, const nlohmann::json& findings) {
-  return {{"type", "doctor-report"},
+  return {{"type", type_name(MessageType::kDoctorReport)},
           {"version", kVersion},
           {"hostname", hostname},
           {"findings", findings}};
 }
 
 Result<DoctorReport> parse_doctor_report(const nlohmann::json& j) {
-  if (auto e = check_type(j, "doctor-report")) return *e;
+  if (auto e = check_type(j, MessageType::kDoctorReport)) return *e;
   Fields r(j, "doctor-report", "doctor-report");
   DoctorReport rep;
   rep.hostname = r.text("hostname", true, kMaxText);

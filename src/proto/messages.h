@@ -181,8 +181,35 @@ Result<Bye> parse_bye(const nlohmann::json& j);
 Result<Sync> parse_sync(const nlohmann::json& j);
 Result<Ready> parse_ready(const nlohmann::json& j);
 
-// "type" of a message, or "" when absent; an "error" message's text.
+// Every type of message on the wire, one row each (EnumNames below): what a
+// message's "type" says. Writers name it with type_name(), readers compare
+// type_of(); no module compares the text.
+enum class MessageType {
+  kGreeting,
+  kAuth,
+  kAuthOk,
+  kError,
+  kHello,
+  kWelcome,
+  kDone,
+  kBye,
+  kSync,
+  kReady,
+  kDoctorRequest,
+  kDoctorReport,
+  kTcpEcho,
+  kTcpStream,
+  kTcpStreamReady,
+  kTcpStreamResult,
+};
+
+// The message's type, or nullopt when it has none or one this version does
+// not know.
+std::optional<MessageType> type_of(const nlohmann::json& j);
+std::string type_name(MessageType t);
+// "type" of a message as sent (for messages about an unexpected one), "" when absent.
 std::string message_type(const nlohmann::json& j);
+// An "error" message's text.
 std::string error_text(const nlohmann::json& j);
 
 // GID text as sysfs prints it: 8 groups of 4 hex digits.
@@ -193,6 +220,28 @@ nlohmann::json to_json(const std::vector<Step>& steps);
 }  // namespace rdmacheck::proto
 
 namespace rdmacheck {
+template <>
+struct EnumNames<proto::MessageType> {
+  using M = proto::MessageType;
+  static constexpr std::array<std::pair<M, std::string_view>, 16> table = {{
+      {M::kGreeting, "greeting"},
+      {M::kAuth, "auth"},
+      {M::kAuthOk, "auth-ok"},
+      {M::kError, "error"},
+      {M::kHello, "hello"},
+      {M::kWelcome, "welcome"},
+      {M::kDone, "done"},
+      {M::kBye, "bye"},
+      {M::kSync, "sync"},
+      {M::kReady, "ready"},
+      {M::kDoctorRequest, "doctor-request"},
+      {M::kDoctorReport, "doctor-report"},
+      {M::kTcpEcho, "tcp-echo"},
+      {M::kTcpStream, "tcp-stream"},
+      {M::kTcpStreamReady, "tcp-stream-ready"},
+      {M::kTcpStreamResult, "tcp-stream-result"},
+  }};
+};
 template <>
 struct EnumNames<proto::SyncPhase> {
   static constexpr std::array<std::pair<proto::SyncPhase, std::string_view>, 2> table = {{

@@ -256,8 +256,11 @@ size_t open_fds() {
                                            std::filesystem::directory_iterator()));
 }
 
+// g++ says so with __SANITIZE_ADDRESS__, clang (the sanitizer build's) with __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+constexpr bool kAddressSanitizer = __has_feature(address_sanitizer);
 #else
 constexpr bool kAddressSanitizer = false;
 #endif

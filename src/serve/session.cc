@@ -322,6 +322,28 @@ void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
   if (ep && ep->cm_id) rdma_disconnect(ep->cm_id.get());
 }
 
+// A test's hello: refused with the reason, or run.
+void answer_hello(const nlohmann::json& frame, int id, const Fd& sock, const std::string& peer,
+                  const ServerOptions& o, CmAcceptor* acceptor, Admission::Ticket& ticket,
+                  Shared& shared, Log& log, Deadline end, SessionOutcome& out) {
+  auto hello = proto::parse_hello(frame);
+  if (!hello) {
+    out.outcome = hello.error().message();
+    (void)send_frame(sock, proto::error_message(out.outcome), deadline_in(std::chrono::seconds(1)));
+    return;
+  }
+  out.test = fmt::format("{} {}/{}{}", name_of(hello->test.kind), name_of(hello->test.transport),
+                         name_of(hello->test.op), hello->test.cm ? " (rdma_cm)" : "");
+  if (auto why = refusal(*hello, o, acceptor)) {
+    out.outcome = *why;
+    (void)send_frame(sock, proto::error_message(*why), deadline_in(std::chrono::seconds(1)));
+    return;
+  }
+  log.line(fmt::format("session {} {} start: {} from {} ({} {})", id, peer, out.test,
+                       hello->facts.hostname, hello->facts.device, hello->facts.gid));
+  run_test(*hello, sock, o, acceptor, ticket, shared, end, out);
+}
+
 }  // namespace
 
 // One client: its first frame decides what it gets (a doctor report or a test).
@@ -350,45 +372,44 @@ SessionEnd session(int id, const Fd& sock, const std::string& peer, const Server
   if (*key >= 0) with_key = " [key " + o.keys[static_cast<size_t>(*key)].file + "]";
   // The client opens its device between the proof and its hello: a deadline of its own.
   auto frame = recv_frame(sock, std::min(end, deadline_in(o.handshake_timeout)));
-  // Past the handshake: the connection needs a session slot now.
-  std::optional<std::string> busy;
-  if (frame) busy = ticket.promote();
   if (!frame) {
     out.outcome = "no valid handshake: " + frame.error().message();
-  } else if (busy) {
+    return end_line(out);
+  }
+  // Past the handshake: the connection needs a session slot now.
+  if (auto busy = ticket.promote()) {
     out.outcome = *busy;
     (void)send_frame(sock, proto::error_message(*busy), deadline_in(std::chrono::seconds(1)));
-  } else if (proto::message_type(*frame) == "doctor-request" && !o.share_doctor) {
-    out.test = "doctor";
-    out.outcome = "doctor request refused (--no-share-doctor)";
-    (void)send_frame(sock,
-                     proto::error_message("this server does not share its doctor report "
-                                          "(--no-share-doctor)"),
-                     deadline_in(std::chrono::seconds(1)));
-  } else if (proto::message_type(*frame) == "doctor-request") {
-    answer_doctor_request(shared.doctor, sock, out);
-  } else if (proto::message_type(*frame) == "tcp-echo") {  // check's TCP reference probe
-    out.test = "tcp echo";
-    out.outcome = conn::answer_tcp_echo(sock, *frame, end);
-    out.ok = out.outcome.rfind("echoed ", 0) == 0;
-  } else if (proto::message_type(*frame) == "tcp-stream") {  // check's TCP bandwidth reference
-    out.test = "tcp stream";
-    out.outcome = perf::answer_tcp_stream(sock, *frame, end);
-    out.ok = out.outcome.rfind("streamed ", 0) == 0;
-  } else if (auto hello = proto::parse_hello(*frame); !hello) {
-    out.outcome = hello.error().message();
-    (void)send_frame(sock, proto::error_message(out.outcome), deadline_in(std::chrono::seconds(1)));
-  } else {
-    out.test = fmt::format("{} {}/{}{}", name_of(hello->test.kind), name_of(hello->test.transport),
-                           name_of(hello->test.op), hello->test.cm ? " (rdma_cm)" : "");
-    if (auto why = refusal(*hello, o, acceptor)) {
-      out.outcome = *why;
-      (void)send_frame(sock, proto::error_message(*why), deadline_in(std::chrono::seconds(1)));
-    } else {
-      log.line(fmt::format("session {} {} start: {} from {} ({} {})", id, peer, out.test,
-                           hello->facts.hostname, hello->facts.device, hello->facts.gid));
-      run_test(*hello, sock, o, acceptor, ticket, shared, end, out);
-    }
+    return end_line(out);
+  }
+  using proto::MessageType;
+  // A frame of no known type is read as a hello: parse_hello says what it got.
+  switch (proto::type_of(*frame).value_or(MessageType::kHello)) {
+    case MessageType::kDoctorRequest:
+      if (o.share_doctor) {
+        answer_doctor_request(shared.doctor, sock, out);
+        break;
+      }
+      out.test = "doctor";
+      out.outcome = "doctor request refused (--no-share-doctor)";
+      (void)send_frame(sock,
+                       proto::error_message("this server does not share its doctor report "
+                                            "(--no-share-doctor)"),
+                       deadline_in(std::chrono::seconds(1)));
+      break;
+    case MessageType::kTcpEcho:  // check's TCP reference probe
+      out.test = "tcp echo";
+      out.outcome = conn::answer_tcp_echo(sock, *frame, end);
+      out.ok = out.outcome.rfind("echoed ", 0) == 0;
+      break;
+    case MessageType::kTcpStream:  // check's TCP bandwidth reference
+      out.test = "tcp stream";
+      out.outcome = perf::answer_tcp_stream(sock, *frame, end);
+      out.ok = out.outcome.rfind("streamed ", 0) == 0;
+      break;
+    default:
+      answer_hello(*frame, id, sock, peer, o, acceptor, ticket, shared, log, end, out);
+      break;
   }
   return end_line(out);
 }
