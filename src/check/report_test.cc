@@ -144,7 +144,7 @@ TEST(CheckSchema, AFullReportConforms) {
   const auto doc = printed(full_report());
   EXPECT_EQ(doc["tcp_baseline"]["server_cpu_percent"], 50);
   EXPECT_NE(format_text(full_report())
-                .find("TCP stream 2.0 s: 1.000 Gb/s, CPU 100 % of a core here (sender), 50 % on "
+                .find("TCP stream 2.0 s: 1.00 Gb/s, CPU 100 % of a core here (sender), 50 % on "
                       "the server (receiver); TCP 1 B echoes: half RTT min/median 40.00/55.00 us"),
             std::string::npos);
   ASSERT_FALSE(doc["local_doctor"]["checks"].empty());
