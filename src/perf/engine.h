@@ -44,7 +44,8 @@ struct BwSample {
   std::vector<double> interval_gbps;
   double interval_s = 0;  // their average length (exact unless points were sparse)
 };
-// A tenth of the run, as the peak's window: check's 2 s are ten 200 ms parts.
+// A tenth of the run, as the peak's window: check's 1.5 s counted (2 s less
+// the warm-up) are ten 150 ms parts.
 constexpr int kIntervals = 10;
 
 struct LatSample {
