@@ -5,6 +5,7 @@
 #include "conn/ping_print.h"
 #include "perf/cpu_time.h"
 #include "perf/report.h"
+#include "perf/units.h"
 
 namespace rdmacheck::check {
 namespace {
@@ -73,14 +74,20 @@ std::string perf_line(const perf::PerfReport& p) {
   const std::string what = fmt::format("{} {}", name_of(s.op), name_of(s.kind));
   if (!p.ok) return fmt::format("  {}: FAILED at {}: {}\n", what, name_of(p.failed), p.error);
   std::string out;
+  // Each figure with its spread, so a stable one reads apart from a noisy one.
   for (const auto& b : p.bw) {
-    out += fmt::format("  {} {} B: {:.3f} Gb/s average, {:.3f} Gb/s peak, {:.3f} Mpps{}\n", what,
-                       b.size, b.avg_gbps, b.peak_gbps, b.mpps, cpu_text(p));
+    out += fmt::format("  {} {} B: {} average, {} peak, {}{}\n", what, b.size,
+                       perf::gbps_text(b.avg_gbps), perf::gbps_text(b.peak_gbps),
+                       perf::rate_text(b.mpps), cpu_text(p));
+    if (const std::string spread = perf::spread_text(b); !spread.empty()) {
+      out += "    " + spread + "\n";
+    }
   }
   for (const auto& l : p.lat) {
-    out += fmt::format("  {} {} B: {} min/median/p99/max {:.2f}/{:.2f}/{:.2f}/{:.2f} us\n", what,
-                       l.size, l.half_round_trip ? "half RTT" : "RTT", l.stats.min, l.stats.median,
-                       l.stats.p99, l.stats.max);
+    out += fmt::format(
+        "  {} {} B: {} min/median/p99/max {:.2f}/{:.2f}/{:.2f}/{:.2f} us over {} round trips\n",
+        what, l.size, l.half_round_trip ? "half RTT" : "RTT", l.stats.min, l.stats.median,
+        l.stats.p99, l.stats.max, l.stats.n);
   }
   return out;
 }

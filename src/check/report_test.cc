@@ -144,11 +144,33 @@ TEST(CheckSchema, AFullReportConforms) {
   const auto doc = printed(full_report());
   EXPECT_EQ(doc["tcp_baseline"]["server_cpu_percent"], 50);
   EXPECT_NE(format_text(full_report())
-                .find("TCP stream 2.0 s: 1.000 Gb/s, CPU 100 % of a core here (sender), 50 % on "
+                .find("TCP stream 2.0 s: 1.00 Gb/s, CPU 100 % of a core here (sender), 50 % on "
                       "the server (receiver); TCP 1 B echoes: half RTT min/median 40.00/55.00 us"),
             std::string::npos);
   ASSERT_FALSE(doc["local_doctor"]["checks"].empty());
   EXPECT_EQ(perf::schema_violations(check_schema(), doc), std::vector<std::string>{});
+}
+
+// Layer 3's figures with their spread: bandwidth over the run's intervals,
+// latency over its round trips; the message rate in the unit it reaches 1 in.
+TEST(CheckText, PerformanceFiguresCarryTheirSpread) {
+  CheckReport r = full_report();
+  r.perf[0].bw[0].interval_gbps = {1.0, 1.1, 0.9, 1.0, 1.05, 0.95, 1.0, 1.02, 0.98, 1.2};
+  r.perf[0].bw[0].interval_s = 0.15;
+  perf::PerfReport lat = failed_lat_run();
+  lat.ok = true;
+  lat.failed = conn::Stage::kDone;
+  r.perf[1] = lat;
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("  write bw 65536 B: 1.05 Gb/s average, 1.20 Gb/s peak, 2.00 kpps\n"
+                      "    over 10 intervals of 0.150 s: min 0.900, median 1.00, p99 1.20 Gb/s\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  write lat 64 B: half RTT min/median/p99/max 10.00/20.00/30.00/30.00 us "
+                      "over 3 round trips\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(perf::schema_violations(check_schema(), printed(r)), std::vector<std::string>{});
 }
 
 TEST(CheckSchema, AReportCutShortConforms) {

@@ -336,6 +336,8 @@ void add_server_direction(std::vector<BwSample>& bw, const std::vector<proto::Di
     if (b.bidir) {
       b.avg_gbps = b.out_gbps + b.in_gbps;
       b.peak_gbps += b.in_gbps;
+      b.interval_gbps.clear();  // ours are one direction of the sum
+      b.interval_s = 0;
     }
   }
 }

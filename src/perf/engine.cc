@@ -173,6 +173,18 @@ Result<BwSample> run_bw(std::span<Lane> lanes, const Spec& s, uint32_t size, Dea
   b.peak_gbps = std::max(b.avg_gbps, peak_msgs * size * 8 / 1e9);
   for (const auto& x : st) b.lane_ops.push_back(x.completed);
   b.out_gbps = b.avg_gbps;
+  const double from_t = Seconds(counted_from - t0).count();
+  const double to_t = Seconds(counted_to - t0).count();
+  std::vector<Progress> counted{{from_t, from_msgs}};
+  for (const auto& x : progress) {
+    if (x.t > from_t && x.t < to_t) counted.push_back(x);
+  }
+  counted.push_back({to_t, to_msgs});
+  for (double rate : interval_rates(counted, kIntervals)) {
+    b.interval_gbps.push_back(rate * size * 8 / 1e9);
+  }
+  b.interval_s =
+      b.interval_gbps.empty() ? 0 : (to_t - from_t) / static_cast<double>(b.interval_gbps.size());
   return b;
 }
 

@@ -39,7 +39,14 @@ struct BwSample {
   bool bidir = false;
   double out_gbps = 0;
   double in_gbps = 0;
+  // The counted time cut in kIntervals equal parts, each part's Gb/s: how
+  // steady avg_gbps was. Empty when bidirectional (this side sees one direction).
+  std::vector<double> interval_gbps;
+  double interval_s = 0;  // their average length (exact unless points were sparse)
 };
+// A tenth of the run, as the peak's window: check's 1.5 s counted (2 s less
+// the warm-up) are ten 150 ms parts.
+constexpr int kIntervals = 10;
 
 struct LatSample {
   uint32_t size = 0;

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "perf/cpu_time.h"
+#include "perf/units.h"
 
 namespace rdmacheck::perf {
 namespace {
@@ -20,6 +21,15 @@ json counters(const Counters& c) {
 }
 
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+// The run's spread: each interval's Gb/s and their order statistics; null
+// when there are none (bidirectional, or a run too short to cut).
+json intervals(const BwSample& b) {
+  if (b.interval_gbps.empty()) return nullptr;
+  const LatStats s = spread_of(b.interval_gbps);
+  return {{"count", s.n},      {"seconds", b.interval_s}, {"gbps", b.interval_gbps},
+          {"min_gbps", s.min}, {"median_gbps", s.median}, {"p99_gbps", s.p99}};
+}
 
 json cpu(const std::optional<PerfReport::CpuUse>& c) {
   if (!c) return nullptr;
@@ -55,6 +65,7 @@ json to_json(const PerfReport& r) {
               {"avg_gbps", b.avg_gbps}, {"peak_gbps", b.peak_gbps}, {"mib_per_s", b.mib_s},
               {"mpps", b.mpps}};
     if (b.bidir) e["directions"] = {{"out_gbps", b.out_gbps}, {"in_gbps", b.in_gbps}};
+    e["intervals"] = intervals(b);
     results.push_back(std::move(e));
   }
   for (const auto& l : r.lat) {
@@ -130,23 +141,38 @@ json to_json(const PerfReport& r) {
 
 namespace {
 
+// One line for both printers (the table, from the document; check's, from the sample).
+std::string spread_line(const json& i) {
+  if (!i.is_object()) return {};
+  return fmt::format(
+      "over {} intervals of {} s: min {}, median {}, p99 {} Gb/s", i["count"].get<uint64_t>(),
+      significant(i["seconds"].get<double>()), significant(i["min_gbps"].get<double>()),
+      significant(i["median_gbps"].get<double>()), significant(i["p99_gbps"].get<double>()));
+}
+
 // The perftest-like table, rule to rule; nothing when no size was measured
 // (a failed run has no figures, and an empty header would suggest some).
 std::string results_table(const json& d, bool bw) {
   if (d["results"].empty()) return {};
   std::string out = rule();
   if (bw) {
-    out += fmt::format(" {:>10} {:>12} {:>14} {:>14} {:>12} {:>10}\n", "#bytes", "#messages",
-                       "BW peak[Gb/s]", "BW avg[Gb/s]", "BW[MiB/s]", "MsgRate[Mpps]");
+    // The message rate carries its unit in each row (Mpps, kpps, pps): one
+    // unit for the column would print 64 KiB on Soft-RoCE as 0.000 Mpps.
+    out += fmt::format(" {:>10} {:>12} {:>14} {:>14} {:>12} {:>12}\n", "#bytes", "#messages",
+                       "BW peak[Gb/s]", "BW avg[Gb/s]", "BW[MiB/s]", "MsgRate");
     for (const auto& x : d["results"]) {
-      out += fmt::format(" {:>10} {:>12} {:>14.4f} {:>14.4f} {:>12.2f} {:>10.6f}\n",
+      out += fmt::format(" {:>10} {:>12} {:>14.4f} {:>14.4f} {:>12.2f} {:>12}\n",
                          x["size"].get<uint32_t>(), x["messages"].get<uint64_t>(),
                          x["peak_gbps"].get<double>(), x["avg_gbps"].get<double>(),
-                         x["mib_per_s"].get<double>(), x["mpps"].get<double>());
+                         x["mib_per_s"].get<double>(), rate_text(x["mpps"].get<double>()));
       if (x.contains("directions")) {
         out += fmt::format(" {:>10} {:>12} out {:.4f} + in {:.4f} Gb/s\n", "", "",
                            x["directions"]["out_gbps"].get<double>(),
                            x["directions"]["in_gbps"].get<double>());
+      }
+      // A document saved before the intervals were kept has no such key.
+      if (const std::string s = spread_line(x.value("intervals", json(nullptr))); !s.empty()) {
+        out += fmt::format(" {:>10} {:>12} {}\n", "", "", s);
       }
     }
   } else {
@@ -242,11 +268,13 @@ std::string format_text(const PerfReport& r, const TextStyle& /*style*/) {
   return format_document(to_json(r));
 }
 
+std::string spread_text(const BwSample& b) { return spread_line(intervals(b)); }
+
 std::string interval_line(uint32_t size, uint64_t msgs, double seconds) {
   const uint64_t bytes = msgs * size;
-  return fmt::format("{:>10} B  {:>9.2f} Gb/s  {:>10.2f} MiB/s  {:>8.3f} Mpps  over {:.1f} s\n",
-                     size, gbps(bytes, seconds), mib_per_s(bytes, seconds), mpps(msgs, seconds),
-                     seconds);
+  return fmt::format("{:>10} B  {:>14}  {:>10.2f} MiB/s  {:>10}  over {:.1f} s\n", size,
+                     gbps_text(gbps(bytes, seconds)), mib_per_s(bytes, seconds),
+                     rate_text(mpps(msgs, seconds)), seconds);
 }
 
 std::string format_text(const FigureView& v, const TextStyle& /*style*/) {

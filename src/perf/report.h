@@ -23,7 +23,11 @@ std::string format_text(const PerfReport& r, const TextStyle& style = {});
 // table and the JSON cannot drift apart.
 std::string format_document(const nlohmann::json& doc);
 
-// --run_infinitely's live line for one interval: "65536 B  11.92 Gb/s ...".
+// A bw result's spread: "over 10 intervals of 0.200 s: min 4.90, median
+// 5.20, p99 5.40 Gb/s"; "" when it has none (bidirectional, or too short to cut).
+std::string spread_text(const BwSample& b);
+
+// --run_infinitely's live line for one interval: "65536 B  11.9 Gb/s ...".
 std::string interval_line(uint32_t size, uint64_t msgs, double seconds);
 
 // --output: only one figure per size, one number a line, for scripts (as

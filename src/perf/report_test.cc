@@ -5,6 +5,9 @@
 namespace rdmacheck::perf {
 namespace {
 
+// Below, with the schema tests.
+std::vector<std::string> schema_violations_of_perf(const nlohmann::json& doc);
+
 PerfReport bw_report() {
   PerfReport r;
   r.ok = true;
@@ -75,7 +78,49 @@ TEST(Report, FailedBwWithoutFiguresPrintsNoTableHeader) {
 
 TEST(Report, IntervalLine) {
   EXPECT_EQ(interval_line(65536, 20000, 2.0),
-            "     65536 B       5.24 Gb/s      625.00 MiB/s     0.010 Mpps  over 2.0 s\n");
+            "     65536 B       5.24 Gb/s      625.00 MiB/s   10.0 kpps  over 2.0 s\n");
+  // Soft-RoCE in the lab: a few hundred 64 KiB messages a second, not "0.000 Mpps".
+  EXPECT_EQ(interval_line(65536, 404, 2.0),
+            "     65536 B      0.106 Gb/s       12.62 MiB/s     202 pps  over 2.0 s\n");
+}
+
+// Each row's message rate in the unit it reaches 1 in, and the run's spread
+// under it; the JSON keeps mpps and names each figure's unit in its key.
+TEST(Report, TableRowsCarryTheirRateUnitAndTheSpread) {
+  PerfReport r = bw_report();
+  r.bw[0].interval_gbps = {1.1, 0.9, 1.0, 1.06};
+  r.bw[0].interval_s = 0.125;
+  const auto doc = to_json(r);
+  EXPECT_EQ(schema_violations_of_perf(doc), std::vector<std::string>{});
+  const auto& i = doc["results"][0]["intervals"];
+  EXPECT_EQ(i["count"], 4);
+  EXPECT_EQ(i["gbps"], nlohmann::json({1.1, 0.9, 1.0, 1.06}));
+  EXPECT_DOUBLE_EQ(i["min_gbps"].get<double>(), 0.9);
+  EXPECT_DOUBLE_EQ(i["median_gbps"].get<double>(), 1.03);
+  EXPECT_DOUBLE_EQ(i["p99_gbps"].get<double>(), 1.1);
+  EXPECT_EQ(doc["results"][0]["mpps"], 0.002);
+  const std::string text = format_document(doc);
+  EXPECT_NE(text.find("MsgRate\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("125.00    2.00 kpps\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("over 4 intervals of 0.125 s: min 0.900, median 1.03, p99 1.10 Gb/s\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(spread_text(r.bw[0]),
+            "over 4 intervals of 0.125 s: min 0.900, median 1.03, p99 1.10 Gb/s");
+}
+
+// A run without intervals (bidirectional) says null; a document saved before
+// they were kept has no key at all: both print without a spread line.
+TEST(Report, NoIntervalsNoSpreadLine) {
+  const PerfReport r = bw_report();
+  auto doc = to_json(r);
+  EXPECT_TRUE(doc["results"][0]["intervals"].is_null());
+  EXPECT_EQ(spread_text(r.bw[0]), "");
+  EXPECT_EQ(format_document(doc).find("intervals of"), std::string::npos);
+  doc["results"][0].erase("intervals");
+  const std::string text = format_document(doc);
+  EXPECT_EQ(text.find("intervals of"), std::string::npos) << text;
+  EXPECT_NE(text.find("2.00 kpps"), std::string::npos) << text;
 }
 
 TEST(Report, LatencyTableAndFailure) {
@@ -113,6 +158,10 @@ namespace {
 nlohmann::json load_schema() {
   std::ifstream in(RDMACHECK_SCHEMAS "/perf.schema.json");
   return nlohmann::json::parse(in);
+}
+
+std::vector<std::string> schema_violations_of_perf(const nlohmann::json& doc) {
+  return schema_violations(load_schema(), doc);
 }
 
 TEST(Schema, BwAndLatReportsConform) {

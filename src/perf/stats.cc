@@ -89,4 +89,21 @@ double peak_rate(const std::vector<Progress>& p, double min_window) {
   return best;
 }
 
+std::vector<double> interval_rates(const std::vector<Progress>& p, int n) {
+  std::vector<double> out;
+  if (p.size() < 2 || n < 1 || p.back().t <= p.front().t) return out;
+  const double from = p.front().t;
+  const double step = (p.back().t - from) / n;
+  size_t cut = 0, i = 0;
+  for (int k = 1; k <= n; ++k) {
+    // The last boundary is the last point itself, whatever rounding says.
+    const double boundary = k == n ? p.back().t : from + k * step;
+    while (i + 1 < p.size() && p[i].t < boundary) ++i;
+    if (p[i].t <= p[cut].t) continue;  // no point since the last cut: sparser than the intervals
+    out.push_back(static_cast<double>(p[i].msgs - p[cut].msgs) / (p[i].t - p[cut].t));
+    cut = i;
+  }
+  return out;
+}
+
 }  // namespace rdmacheck::perf

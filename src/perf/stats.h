@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace rdmacheck::perf {
@@ -14,6 +15,9 @@ struct LatStats {
 };
 // Nearest-rank percentiles; stdev is the population standard deviation.
 LatStats lat_stats(std::vector<double> samples_us);
+// The same order statistics over any other samples (a run's interval
+// bandwidths), in their unit. Over 100 samples or fewer, p99 is the largest.
+inline LatStats spread_of(std::vector<double> samples) { return lat_stats(std::move(samples)); }
 
 struct Bucket {
   double lo_us = 0;  // [lo, hi)
@@ -38,5 +42,12 @@ struct Progress {
 // The highest message rate (msgs/s) over any span of at least min_window
 // seconds between two progress points; 0 when no span is long enough.
 double peak_rate(const std::vector<Progress>& points, double min_window);
+
+// The rate (msgs/s) of each of N equal intervals from the first point to
+// the last (points sorted by t): each interval ends at the first point at or
+// past its boundary, so points every millisecond time a 200 ms interval to
+// within 0.5 %. Fewer than N rates when the points are sparser than the
+// intervals; none for fewer than two points or no time between them.
+std::vector<double> interval_rates(const std::vector<Progress>& points, int n);
 
 }  // namespace rdmacheck::perf

@@ -74,5 +74,25 @@ TEST(PeakRate, BestWindowNotTheAverage) {
   EXPECT_DOUBLE_EQ(peak_rate(p, 2.0), 0);
 }
 
+TEST(IntervalRates, EachIntervalItsOwnRate) {
+  // From 0.5 s (warm-up over) to 2.5 s: 100, 100, 300, 100 msgs/s by half second.
+  std::vector<Progress> p = {{0.5, 1000},  {0.75, 1025}, {1.0, 1050},  {1.25, 1075}, {1.5, 1100},
+                             {1.75, 1175}, {2.0, 1250},  {2.25, 1275}, {2.5, 1300}};
+  EXPECT_EQ(interval_rates(p, 4), (std::vector<double>{100, 100, 300, 100}));
+  const auto s = spread_of(interval_rates(p, 4));
+  EXPECT_EQ(s.n, 4u);
+  EXPECT_DOUBLE_EQ(s.min, 100);
+  EXPECT_DOUBLE_EQ(s.median, 100);
+  EXPECT_DOUBLE_EQ(s.p99, 300);
+}
+
+TEST(IntervalRates, SparsePointsGiveFewerIntervals) {
+  // Three points for ten intervals: the two spans between them are all there is.
+  std::vector<Progress> p = {{0, 0}, {0.5, 50}, {1.0, 100}};
+  EXPECT_EQ(interval_rates(p, 10), (std::vector<double>{100, 100}));
+  EXPECT_TRUE(interval_rates({{0, 0}}, 10).empty());
+  EXPECT_TRUE(interval_rates({{1, 0}, {1, 5}}, 10).empty());
+}
+
 }  // namespace
 }  // namespace rdmacheck::perf

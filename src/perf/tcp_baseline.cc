@@ -13,6 +13,7 @@
 #include "conn/tcp_probe.h"
 #include "net/tcp.h"
 #include "perf/cpu_time.h"
+#include "perf/units.h"
 
 namespace rdmacheck::perf {
 namespace {
@@ -122,9 +123,9 @@ std::string describe(const TcpBaseline& b) {
   std::string out;
   if (b.bytes > 0) {
     out += fmt::format(
-        "TCP stream {:.1f} s: {:.3f} Gb/s, CPU {:.0f} % of a core here (sender), {:.0f} % on the "
+        "TCP stream {:.1f} s: {}, CPU {:.0f} % of a core here (sender), {:.0f} % on the "
         "server (receiver)",
-        b.seconds, b.gbps, cpu_percent(b.client_cpu_s, b.client_wall_s),
+        b.seconds, gbps_text(b.gbps), cpu_percent(b.client_cpu_s, b.client_wall_s),
         cpu_percent(b.server_cpu_s, b.server_wall_s));
   }
   if (b.echoes > 0) {

@@ -110,10 +110,24 @@ TEST(CheckLab, HealthyPairPassesEveryLayerAndRendersHtml) {
   EXPECT_FALSE(c["perf"].empty());
   EXPECT_TRUE(c["peer_doctor"].is_array()) << "the server's own doctor findings came back";
 
-  // The latency tests keep their distribution for the page.
+  // The latency tests keep their distribution for the page; the bandwidth
+  // tests (every millisecond's progress recorded) their ten intervals.
   for (const auto& p : c["perf"]) {
     if (p["command"] == "lat") {
       EXPECT_FALSE(p["results"][0]["histogram"].empty()) << p.dump();
+    }
+    if (p["command"] == "bw") {
+      const auto& i = p["results"][0]["intervals"];
+      ASSERT_TRUE(i.is_object()) << p["results"].dump(2);
+      // Ten, unless the guest's thread stalled longer than a part (150 ms).
+      EXPECT_GE(i["count"].get<int>(), 5) << i.dump();
+      EXPECT_LE(i["count"].get<int>(), 10) << i.dump();
+      EXPECT_EQ(i["gbps"].size(), i["count"].get<size_t>()) << i.dump();
+      EXPECT_LE(i["min_gbps"].get<double>(), i["median_gbps"].get<double>()) << i.dump();
+      EXPECT_LE(i["median_gbps"].get<double>(), i["p99_gbps"].get<double>()) << i.dump();
+      // The counted 1.5 s (2 s less the warm-up), cut evenly.
+      EXPECT_NEAR(i["seconds"].get<double>(), p["results"][0]["seconds"].get<double>() / 10, 1e-6)
+          << i.dump();
     }
   }
 

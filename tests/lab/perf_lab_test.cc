@@ -49,6 +49,7 @@ void expect_bidirectional(const nlohmann::json& d) {
     EXPECT_GT(out, 0);
     EXPECT_GT(in, 0);
     EXPECT_NEAR(x["avg_gbps"].get<double>(), out + in, 1e-9);
+    EXPECT_TRUE(x["intervals"].is_null()) << "this side's intervals are one direction of the sum";
   }
   expect_schema(d);
 }
@@ -64,6 +65,14 @@ void expect_sane_bw(const nlohmann::json& d, const std::string& op, size_t sizes
     EXPECT_GT(x["avg_gbps"].get<double>(), 0);
     EXPECT_LT(x["avg_gbps"].get<double>(), 100);  // an emulated NIC is not faster than hardware
     EXPECT_GE(x["peak_gbps"].get<double>(), x["avg_gbps"].get<double>());
+    // Its spread, where the run was long enough to cut (a -n 100 of 2 B may not be).
+    if (const auto& i = x["intervals"]; i.is_object()) {
+      EXPECT_GE(i["count"].get<int>(), 1) << i.dump();
+      EXPECT_LE(i["count"].get<int>(), 10) << i.dump();
+      EXPECT_EQ(i["gbps"].size(), i["count"].get<size_t>()) << i.dump();
+      EXPECT_LE(i["min_gbps"].get<double>(), i["median_gbps"].get<double>()) << i.dump();
+      EXPECT_LE(i["median_gbps"].get<double>(), i["p99_gbps"].get<double>()) << i.dump();
+    }
   }
   // The verdict admits it has no line rate to hold rxe to, and a healthy wire
   // (the lab's hub buffers frames like a switch) shows no loss.

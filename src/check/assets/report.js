@@ -20,6 +20,17 @@
   const bytes = (n) => n >= 1 << 20 && n % (1 << 20) === 0 ? `${n / (1 << 20)} MiB`
       : n >= 1024 && n % 1024 === 0 ? `${n / 1024} KiB` : `${n} B`;
   const num = (x, digits) => typeof x === 'number' ? x.toFixed(digits) : '';
+  // perf/units.cc's rate_text: the unit the rate reaches 1 in, three digits.
+  const sig = (x) => x <= 0 ? '0' : x.toFixed(Math.max(0, 2 - Math.floor(Math.log10(Number(x.toPrecision(3))))));
+  const rate = (mpps) => {
+    if (typeof mpps !== 'number') return '';
+    for (const [per, unit] of [[1, 'Mpps'], [1e3, 'kpps']]) {
+      if (Number((mpps * per).toPrecision(3)) >= 1) return `${sig(mpps * per)} ${unit}`;
+    }
+    return `${sig(mpps * 1e6)} pps`;
+  };
+  // A bandwidth run's spread over its intervals; absent in older documents.
+  const spread = (i) => i ? `${sig(i.min_gbps)} / ${sig(i.median_gbps)} / ${sig(i.p99_gbps)} over ${i.count}` : '';
   const us = (x) => typeof x !== 'number' ? '' : x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2);
 
   // Debian's Chart.js 3.9 has no default palette: every series names its colour.
@@ -82,17 +93,17 @@
     for (const r of p.results) {
       const dir = r.directions ? `both: out ${num(r.directions.out_gbps, 3)}, in ${num(r.directions.in_gbps, 3)}` : flow(p.spec.op);
       bwRows.push(row('result', [p.spec.op, p.spec.transport, dir, bytes(r.size), num(r.avg_gbps, 3),
-        num(r.peak_gbps, 3), num(r.mpps, 4), link ? num(100 * r.avg_gbps / link, 1) + ' %' : '', cpu(p)]));
+        num(r.peak_gbps, 3), spread(r.intervals), rate(r.mpps), link ? num(100 * r.avg_gbps / link, 1) + ' %' : '', cpu(p)]));
     }
   }
   const tb = doc.tcp_baseline;
   if (tb && tb.ok) {
-    bwRows.push(row('baseline', ['TCP stream', 'tcp', 'here → server', '', num(tb.gbps, 3), '', '',
+    bwRows.push(row('baseline', ['TCP stream', 'tcp', 'here → server', '', num(tb.gbps, 3), '', '', '',
       link ? num(100 * tb.gbps / link, 1) + ' %' : '', `${num(tb.client_cpu_percent, 0)} % / ${num(tb.server_cpu_percent, 0)} %`]));
   }
   if (bwRows.length) {
     res.append($('h3', {}, 'Bandwidth'), table('bw-results', ['operation', 'transport', 'data flows',
-      'message', 'Gb/s', 'peak Gb/s', 'Mpps', 'of link', 'CPU here / server'], bwRows));
+      'message', 'Gb/s', 'peak Gb/s', 'min / median / p99 Gb/s over intervals', 'message rate', 'of link', 'CPU here / server'], bwRows));
   }
   const latRows = [];
   for (const p of lat) {
