@@ -31,7 +31,7 @@ Runner attach_devices(CLI::App& app) {
   return [o, &app]() {
     const FsRoot fs = FsRoot::from_option(o->root);
     // Port MTUs come from libibverbs, which only sees this machine's devices.
-    const bool live = fs.root() == "/";
+    const bool live = fs.is_live();
     auto inv = devices::take_inventory(fs, live);
     if (!inv.devices.empty()) {
       if (auto why = missing(o->only, inv.devices); !why.empty()) return usage_error(app, why);

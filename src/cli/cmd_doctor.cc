@@ -17,7 +17,7 @@ int capture(const std::string& dir, const OutputFlags& out) {
     std::fprintf(stderr, "rdmacheck doctor: %s\n", st.error().message().c_str());
     return 2;
   }
-  FsRoot fs("/");
+  FsRoot fs = FsRoot::live();
   auto rec = std::make_shared<doctor::PathRecorder>();
   fs.observe(rec);
   doctor::RecordingSources src(doctor::live_sources(fs));

@@ -21,6 +21,7 @@ Runner attach_serve(CLI::App& app) {
     std::string max_rate = "64G/120s";
   };
   auto o = std::make_shared<Opts>();
+  o->s.fs = FsRoot::live();
   app.add_option("--bind", o->s.bind, "address to listen on (default: all)");
   app.add_option("-p,--port", o->s.tcp_port, "TCP port to listen on")
       ->default_val(proto::kDefaultPort);

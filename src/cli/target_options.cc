@@ -70,6 +70,7 @@ void add_device_options(CLI::App& app, conn::DeviceChoice& dev) {
 }
 
 void add_target_options(CLI::App& app, conn::Target& t, TargetFlags f) {
+  t.fs = FsRoot::live();  // a client test reads this host's own devices and counters
   auto* host = app.add_option("host", t.host, "the host running 'rdmacheck serve'")
                    ->check(CLI::Validator(
                        [](const std::string& v) -> std::string {

@@ -597,13 +597,11 @@ std::string wc_status_text(ibv_wc_status s) {
   return fmt::format("{} ({})", ibv_wc_status_str(s), static_cast<int>(s));
 }
 
-std::optional<uint64_t> effective_memlock_limit() {
+std::optional<uint64_t> effective_memlock_limit(const FsRoot& fs) {
   rlimit rl{};
   if (::getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return std::nullopt;
-  std::ifstream status("/proc/self/status");
-  const std::string text((std::istreambuf_iterator<char>(status)),
-                         std::istreambuf_iterator<char>());
-  if (doctor::has_ipc_lock(text).value_or(false)) return std::nullopt;
+  const auto text = fs.read("/proc/self/status");
+  if (text && doctor::has_ipc_lock(*text).value_or(false)) return std::nullopt;
   return static_cast<uint64_t>(rl.rlim_cur);
 }
 

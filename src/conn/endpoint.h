@@ -22,7 +22,7 @@
 namespace rdmacheck::conn {
 
 struct EndpointOptions {
-  FsRoot fs{"/"};             // where this side's sysfs facts are read
+  FsRoot fs;                  // where this side's sysfs facts are read
   DeviceChoice dev;           // what the user forced (-d, --ib-port, -x), else chosen here
   std::string local_address;  // the source address towards the peer (from the TCP socket)
   std::string peer_address;   // the peer's address on that socket
@@ -63,7 +63,7 @@ struct Endpoint {
   verbs::QpPtr qp;
   verbs::AhPtr ah;  // UD: the address of the peer
 
-  FsRoot fs{"/"};
+  FsRoot fs;
   std::string device;
   uint8_t port = 1;
   int gid_index = 0;
@@ -126,8 +126,9 @@ Status create_resources(Endpoint& ep, const EndpointOptions& o, rdma_cm_id* cm_i
 void record_choice(Endpoint& ep, const EndpointOptions& o, const std::string& why);
 
 // This process's locked-memory limit as it applies to pinning: RLIMIT_MEMLOCK's
-// soft limit, nullopt when unlimited or lifted by CAP_IPC_LOCK.
-std::optional<uint64_t> effective_memlock_limit();
+// soft limit, nullopt when unlimited or lifted by CAP_IPC_LOCK (read from
+// FS's /proc/self/status, as doctor reads it).
+std::optional<uint64_t> effective_memlock_limit(const FsRoot& fs);
 
 // Link rate in Gb/s from ibv_query_port's active_width and active_speed.
 double port_rate_gbps(const ibv_port_attr& a);

@@ -149,7 +149,8 @@ RoundTrip Prober::run(uint32_t size, std::chrono::milliseconds timeout) {
 void fail(PingReport& rep, Stage stage, const Error& e) {
   rep.obs.failed = stage;
   rep.obs.errnum = e.errnum;
-  if (stage == Stage::kLocalSetup) rep.obs.memlock_limit = effective_memlock_limit();
+  if (stage == Stage::kLocalSetup)
+    rep.obs.memlock_limit = effective_memlock_limit(rep.options.target.fs);
   rep.obs.error = e.message();
 }
 

@@ -21,7 +21,7 @@ struct DeviceChoice {
 struct Target {
   // The machine this side reads facts and counters from ("/" live; a captured
   // tree in tests), as doctor gets it.
-  FsRoot fs{"/"};
+  FsRoot fs;
   std::string host;
   uint16_t tcp_port = proto::kDefaultPort;
   DeviceChoice dev;

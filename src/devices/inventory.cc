@@ -50,7 +50,7 @@ std::string mtu_text(const std::optional<int>& m) { return m ? std::to_string(*m
 // routing.json under another root (doctor --capture writes it).
 std::vector<Route> read_routes(const FsRoot& fs) {
   std::vector<ToolRun> runs;
-  if (fs.root() == "/") {
+  if (fs.is_live()) {
     runs = run_tools({{"ip", "-j", "route", "show", "table", "all"}});
   } else if (auto text = fs.read("/capture/routing.json")) {
     runs = tool_runs_from_json(nlohmann::json::parse(*text, nullptr, false));

@@ -121,7 +121,7 @@ std::unique_ptr<Sources> replay_sources(const FsRoot& fs) {
   return std::make_unique<ReplaySources>(fs);
 }
 std::unique_ptr<Sources> sources_for(const FsRoot& fs) {
-  if (fs.root() == "/") return live_sources(fs);
+  if (fs.is_live()) return live_sources(fs);
   return replay_sources(fs);
 }
 

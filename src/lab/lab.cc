@@ -157,7 +157,7 @@ Status Lab::prepare(const std::vector<GuestPlan>& plan, const Kernel& k) {
   if (ec) return code_error("copy", ec.value(), "/proc/self/exe");
   if (auto s = write_initramfs((dir_ / "initrd.cpio").string(), k, "/bin/busybox"); !s) return s;
   boot_image_ = k.image;
-  auto image = FsRoot("/").read(k.image);
+  auto image = FsRoot::live().read(k.image);
   if (!image) return image.error();
   if (auto vmlinux = unpack_vmlinux(*image); !vmlinux) {
     std::fprintf(out_, "lab: booting the compressed %s (slower under TCG): %s\n", k.image.c_str(),
@@ -362,7 +362,7 @@ int Lab::run() {
     std::fprintf(stderr, "rdmacheck lab: /bin/busybox not found: install 'busybox-static'\n");
     return kLabFailed;
   }
-  auto kernel = find_kernel(FsRoot("/"), o_.kernel);
+  auto kernel = find_kernel(FsRoot::live(), o_.kernel);
   if (!kernel) {
     std::fprintf(stderr, "rdmacheck lab: %s\n", kernel.error().message().c_str());
     return kLabFailed;

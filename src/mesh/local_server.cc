@@ -60,6 +60,7 @@ Result<std::unique_ptr<LocalServer>> LocalServer::start(const proto::Psk& key,
   if (!s->log_ || !in) return errno_error("fdopen", "the mesh's server log");
   std::setvbuf(s->log_, nullptr, _IOLBF, 0);
   serve::ServerOptions o;
+  o.fs = FsRoot::live();
   o.tcp_port = *port;
   o.dev = dev;
   o.keys = {key};

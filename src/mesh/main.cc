@@ -38,7 +38,7 @@ std::string output_problem(const rdmacheck::mesh::MeshOptions& o, const std::str
 bool publish(const rdmacheck::mesh::MeshReport& rep, const rdmacheck::mesh::MeshOptions& o,
              const std::string& html, const rdmacheck::TicketRun& run) {
   using namespace rdmacheck;
-  const auto doc = with_ticket(mesh::to_json(rep), read_ticket_header(FsRoot("/"), run));
+  const auto doc = with_ticket(mesh::to_json(rep), read_ticket_header(FsRoot::live(), run));
   bool ok = true;
   if (!o.json_file.empty()) {
     std::ofstream f(o.json_file);

@@ -40,7 +40,7 @@ struct Peer {
 };
 
 std::vector<Finding> my_doctor() {
-  FsRoot fs("/");
+  FsRoot fs = FsRoot::live();
   auto src = doctor::live_sources(fs);
   return doctor::run_doctor(fs, *src).findings();
 }
@@ -100,6 +100,7 @@ std::optional<MeshReport> run_mesh(const MeshOptions& o, Control& c,
     const auto t0 = Clock::now();
     const int p = partner(n, r, me);
     conn::Target t;
+    t.fs = FsRoot::live();
     if (p != kBye) {
       t.host = peers[p].host;
       t.tcp_port = peers[p].port;

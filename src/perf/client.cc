@@ -44,7 +44,7 @@ std::vector<Finding> diagnose_setup(const PerfReport& r, const PerfOptions& o) {
   obs.failed = r.failed;
   obs.errnum = r.cause.errnum;
   if (r.failed == Stage::kLocalSetup) {
-    obs.memlock_limit = conn::effective_memlock_limit();
+    obs.memlock_limit = conn::effective_memlock_limit(o.target.fs);
     obs.no_rdma = doctor::no_rdma_device(o.target.fs);
   }
   obs.error = r.error;

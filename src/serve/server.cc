@@ -102,7 +102,7 @@ Limits effective_limits(const ServerOptions& o) {
   if (l.pinned_bytes == 0) {
     const auto meminfo = o.fs.read("/proc/meminfo");
     l.pinned_bytes = default_pinned_budget(meminfo ? *meminfo : std::string(),
-                                           conn::effective_memlock_limit().value_or(0));
+                                           conn::effective_memlock_limit(o.fs).value_or(0));
   }
   return l;
 }

@@ -23,7 +23,7 @@
 namespace rdmacheck::serve {
 
 struct ServerOptions {
-  FsRoot fs{"/"};    // where the doctor, the device facts and the counters are read
+  FsRoot fs;         // where the doctor, the device facts and the counters are read
   std::string bind;  // "" = all addresses
   uint16_t tcp_port = proto::kDefaultPort;
   conn::DeviceChoice dev;

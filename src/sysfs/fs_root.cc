@@ -20,8 +20,10 @@ FsRoot FsRoot::from_option(const std::string& option) {
   if (const char* env = std::getenv("RDMACHECK_ROOT"); env != nullptr && *env != '\0') {
     return FsRoot(env);
   }
-  return FsRoot("/");
+  return live();
 }
+
+FsRoot FsRoot::live() { return FsRoot("/"); }
 
 std::filesystem::path FsRoot::host_path(const std::string& abs) const {
   std::string rel = abs;
@@ -31,6 +33,7 @@ std::filesystem::path FsRoot::host_path(const std::string& abs) const {
 
 Result<std::string> FsRoot::read(const std::string& abs) const {
   seen(abs, FsObserver::Access::kRead);
+  if (!injected()) return plain_error("fs", "no machine root was given for " + abs);
   const auto path = host_path(abs);
   std::ifstream in(path, std::ios::binary);
   if (!in) return errno_error("open", path.string());
@@ -56,6 +59,7 @@ std::optional<std::string> FsRoot::read_line(const std::string& abs) const {
 
 bool FsRoot::exists(const std::string& abs) const {
   seen(abs, FsObserver::Access::kExists);
+  if (!injected()) return false;
   std::error_code ec;
   return std::filesystem::exists(host_path(abs), ec);
 }
@@ -63,6 +67,7 @@ bool FsRoot::exists(const std::string& abs) const {
 std::vector<std::string> FsRoot::list(const std::string& abs) const {
   seen(abs, FsObserver::Access::kList);
   std::vector<std::string> names;
+  if (!injected()) return names;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(host_path(abs), ec)) {
     names.push_back(e.path().filename().string());
@@ -73,6 +78,7 @@ std::vector<std::string> FsRoot::list(const std::string& abs) const {
 
 std::optional<std::string> FsRoot::link_target(const std::string& abs) const {
   seen(abs, FsObserver::Access::kLink);
+  if (!injected()) return std::nullopt;
   std::error_code ec;
   auto target = std::filesystem::read_symlink(host_path(abs), ec);
   if (ec) return std::nullopt;
@@ -81,6 +87,7 @@ std::optional<std::string> FsRoot::link_target(const std::string& abs) const {
 
 std::optional<std::string> FsRoot::resolve(const std::string& abs) const {
   seen(abs, FsObserver::Access::kLink);
+  if (!injected()) return std::nullopt;
   std::error_code ec;
   const auto real = std::filesystem::canonical(host_path(abs), ec);
   if (ec) return std::nullopt;

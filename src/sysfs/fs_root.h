@@ -24,10 +24,19 @@ class FsObserver {
 
 class FsRoot {
  public:
-  explicit FsRoot(std::filesystem::path root = "/") : root_(std::move(root)) {}
-
-  // The root named by --root, else $RDMACHECK_ROOT, else "/".
+  // No machine at all: every read fails and nothing exists, so a struct that
+  // was not given its root cannot read the live machine by accident.
+  FsRoot() = default;
+  explicit FsRoot(std::filesystem::path root) : root_(std::move(root)) {}
+  // This machine: "/".
+  static FsRoot live();
+  // The root named by --root, else $RDMACHECK_ROOT, else the live machine.
   static FsRoot from_option(const std::string& option);
+
+  // Reads this machine (so its tools may be run and its state changed), not a capture.
+  [[nodiscard]] bool is_live() const { return root_ == "/"; }
+  // Was given a root (live or a capture).
+  [[nodiscard]] bool injected() const { return !root_.empty(); }
 
   [[nodiscard]] const std::filesystem::path& root() const { return root_; }
   // The host path of an absolute machine path ("/sys/class/net" -> ROOT/sys/class/net).

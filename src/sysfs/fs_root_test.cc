@@ -56,5 +56,22 @@ TEST(FsRoot, ObserverSeesEveryAccessOfCopies) {
   fs::remove_all(root.root());
 }
 
+// A root nobody injected reads nothing, not the live machine: /proc/self/status
+// exists on every Linux host, and still is neither read nor found.
+TEST(FsRoot, AnUninjectedRootIsNoMachineAtAll) {
+  const FsRoot none;
+  EXPECT_FALSE(none.injected());
+  EXPECT_FALSE(none.is_live());
+  EXPECT_FALSE(none.read("/proc/self/status").ok());
+  EXPECT_FALSE(none.exists("/proc/self/status"));
+  EXPECT_TRUE(none.list("/proc/self").empty());
+  EXPECT_FALSE(none.link_target("/proc/self/exe").has_value());
+  EXPECT_FALSE(none.resolve("/proc/self").has_value());
+  const FsRoot live = FsRoot::live();
+  EXPECT_TRUE(live.is_live());
+  EXPECT_TRUE(live.exists("/proc/self/status"));
+  EXPECT_FALSE(FsRoot(std::string(RDMACHECK_FIXTURES) + "/rxe-lab-h1").is_live());
+}
+
 }  // namespace
 }  // namespace rdmacheck
