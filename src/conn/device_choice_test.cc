@@ -20,7 +20,7 @@ std::vector<DeviceInfo> devices(const std::string& fixture) {
 Result<GidChoice> gid(const std::string& fixture, int port, int forced, const std::string& addr) {
   const auto devs = devices(fixture);
   const PortInfo& p = devs.at(0).ports.at(static_cast<size_t>(port - 1));
-  return choose_gid(gid_candidates(p), p.link_layer == "Ethernet", forced, addr,
+  return choose_gid(gid_candidates(p), p.ethernet(), forced, addr,
                     devs[0].name + " port " + std::to_string(port));
 }
 

@@ -21,8 +21,8 @@ std::optional<Selection> select(const std::vector<DeviceInfo>& devices, const De
   auto p = std::find_if(d->ports.begin(), d->ports.end(),
                         [&](const PortInfo& i) { return i.port == dp->port; });
   if (p == d->ports.end()) return std::nullopt;
-  auto g = choose_gid(gid_candidates(*p), p->link_layer == "Ethernet", choice.gid_index,
-                      local_address, fmt::format("{} port {}", d->name, p->port));
+  auto g = choose_gid(gid_candidates(*p), p->ethernet(), choice.gid_index, local_address,
+                      fmt::format("{} port {}", d->name, p->port));
   if (!g) return std::nullopt;
   auto e = std::find_if(p->gids.begin(), p->gids.end(),
                         [&](const GidEntry& i) { return i.index == g->index; });

@@ -213,7 +213,7 @@ nlohmann::json to_json(const Inventory& inv) {
                        {"state_num", p.state},
                        {"phys_state", p.phys_state_name},
                        {"phys_state_num", p.phys_state},
-                       {"link_layer", p.link_layer},
+                       {"link_layer", std::string(name_of(p.link_layer))},
                        {"rate_gbps", p.rate_gbps},
                        {"netdev", p.netdev},
                        {"gids", gids},
@@ -264,9 +264,9 @@ std::string format_text(const Inventory& inv, const TextStyle& style) {
   Table ports({"DEVICE", ">PORT", "STATE", "PHYS", "LINK", ">MTU", ">MAX", ">RATE", "NETDEV"});
   for (const auto& d : inv.devices) {
     for (const auto& p : d.ports) {
-      ports.row({d.name, std::to_string(p.port), p.state_name, p.phys_state_name, p.link_layer,
-                 mtu_text(p.active_mtu), mtu_text(p.max_mtu), fmt::format("{:g} Gb/s", p.rate_gbps),
-                 dash(p.netdev)});
+      ports.row({d.name, std::to_string(p.port), p.state_name, p.phys_state_name,
+                 std::string(name_of(p.link_layer)), mtu_text(p.active_mtu), mtu_text(p.max_mtu),
+                 fmt::format("{:g} Gb/s", p.rate_gbps), dash(p.netdev)});
     }
   }
   out += "\n";

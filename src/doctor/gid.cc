@@ -121,7 +121,7 @@ std::vector<CheckResult> check_gids(const Machine& m) {
   Result<std::vector<NetAddress>> addrs = std::vector<NetAddress>{};
   for (const auto& d : m.devices) {
     for (const auto& p : d.ports) {
-      if (p.link_layer != "Ethernet") continue;  // InfiniBand GIDs carry no IP address
+      if (!p.ethernet()) continue;  // InfiniBand GIDs carry no IP address
       if (!asked) {
         addrs = m.src.addresses();
         asked = true;

@@ -128,7 +128,7 @@ std::vector<CheckResult> check_firewall(const Machine& m) {
   CheckResult c{.check = "firewall", .layer = Layer::kConnection, .subject = "host"};
   bool roce = false;
   for (const auto& d : m.devices) {
-    for (const auto& p : d.ports) roce = roce || p.link_layer == "Ethernet";
+    for (const auto& p : d.ports) roce = roce || p.ethernet();
   }
   if (!m.devices.empty() && !roce) {
     c.fact("note", "no RoCE port: InfiniBand does not go through the IP packet filter");

@@ -37,7 +37,7 @@ std::vector<CheckResult> check_lossless(const Machine& m) {
   std::vector<std::string> seen;
   for (const auto& d : m.devices) {
     for (const auto& p : d.ports) {
-      if (p.link_layer != "Ethernet" || p.netdev.empty()) continue;
+      if (!p.ethernet() || p.netdev.empty()) continue;
       if (std::find(seen.begin(), seen.end(), p.netdev) != seen.end()) continue;
       seen.push_back(p.netdev);
       CheckResult c{.check = "lossless", .layer = Layer::kPerformance, .subject = p.netdev};

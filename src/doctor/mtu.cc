@@ -34,7 +34,7 @@ std::vector<CheckResult> check_mtu(const Machine& m) {
       } else {
         c.fact("active_mtu_error", "could not read: " + verbs.error().message());
       }
-      if (p.link_layer != "Ethernet" || p.netdev.empty()) {
+      if (!p.ethernet() || p.netdev.empty()) {
         out.push_back(std::move(c));
         continue;
       }

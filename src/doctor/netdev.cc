@@ -86,7 +86,7 @@ std::vector<CheckResult> check_netdevs(const Machine& m) {
   std::vector<CheckResult> out;
   for (const auto& d : m.devices) {
     for (const auto& p : d.ports) {
-      if (p.link_layer != "Ethernet") continue;
+      if (!p.ethernet()) continue;
       CheckResult c{.check = "netdev",
                     .layer = Layer::kDevice,
                     .subject = fmt::format("{}/{}", d.name, p.port)};

@@ -8,8 +8,8 @@ namespace rdmacheck::doctor {
 namespace {
 
 // What a physical state means and what to do about it (IBTA PortPhysicalState).
-std::pair<std::string, std::string> explain_phys(int phys, const std::string& link_layer) {
-  const bool eth = link_layer == "Ethernet";
+std::pair<std::string, std::string> explain_phys(int phys, LinkLayer link_layer) {
+  const bool eth = link_layer == LinkLayer::kEthernet;
   switch (phys) {
     case 1:
       return {"Sleep: the port is powered down", "check the port is enabled and the NIC firmware"};
@@ -38,7 +38,7 @@ std::pair<std::string, std::string> explain_phys(int phys, const std::string& li
 
 void explain_state(CheckResult& c, const std::string& dev, const PortInfo& p) {
   const auto [phys_text, phys_fix] = explain_phys(p.phys_state, p.link_layer);
-  const bool eth = p.link_layer == "Ethernet";
+  const bool eth = p.ethernet();
   const std::string where = fmt::format("{} port {}", dev, p.port);
   const std::string seen = fmt::format(
       "state {}: {}, phys_state {}: {} "
@@ -112,7 +112,7 @@ std::vector<CheckResult> check_ports(const Machine& m) {
                     .subject = fmt::format("{}/{}", d.name, p.port)};
       c.fact("state", p.state_name);
       c.fact("phys_state", p.phys_state_name);
-      c.fact("link_layer", p.link_layer);
+      c.fact("link_layer", std::string(name_of(p.link_layer)));
       c.fact("rate_gbps", p.rate_gbps);
       explain_state(c, d.name, p);
       if (p.state == 4 && p.phys_state != 5 && p.phys_state != 0) {
@@ -121,7 +121,7 @@ std::vector<CheckResult> check_ports(const Machine& m) {
                                     p.port, p.phys_state_name));
         f.evidence.push_back(fmt::format("phys_state {}: {}", p.phys_state, p.phys_state_name));
       }
-      if (p.link_layer == "InfiniBand") {
+      if (p.link_layer == LinkLayer::kInfiniBand) {
         const auto sm =
             m.fs.read_line(fmt::format("/sys/class/infiniband/{}/ports/{}/sm_lid", d.name, p.port));
         if (sm) c.fact("sm_lid", *sm);

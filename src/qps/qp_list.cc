@@ -51,9 +51,9 @@ const char* qp_type_name(uint8_t t) {
   return t < std::size(kNames) ? kNames[t] : "UNKNOWN";
 }
 
-const char* qp_state_name(uint8_t s) {
-  static constexpr const char* kNames[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
-  return s < std::size(kNames) ? kNames[s] : "UNKNOWN";
+QpState qp_state_of(uint8_t s) {
+  // ib_qp_state's numbers are the enum's order, RESET (0) to ERR (6).
+  return s <= static_cast<uint8_t>(QpState::kErr) ? static_cast<QpState>(s) : QpState::kUnknown;
 }
 
 Result<std::pair<uint32_t, std::string>> parse_device_message(const nlmsghdr* nlh) {
@@ -90,7 +90,7 @@ Result<std::vector<QpInfo>> parse_qp_message(const nlmsghdr* nlh) {
     q.port = u32(line, RDMA_NLDEV_ATTR_PORT_INDEX);
     q.rqpn = u32(line, RDMA_NLDEV_ATTR_RES_RQPN);
     q.type = qp_type_name(u8(line, RDMA_NLDEV_ATTR_RES_TYPE).value_or(7));
-    q.state = qp_state_name(u8(line, RDMA_NLDEV_ATTR_RES_STATE).value_or(0xfe));
+    q.state = qp_state_of(u8(line, RDMA_NLDEV_ATTR_RES_STATE).value_or(0xfe));
     q.pid = u32(line, RDMA_NLDEV_ATTR_RES_PID);
     q.kernel = !q.pid.has_value();
     q.comm = str(line, RDMA_NLDEV_ATTR_RES_KERN_NAME);
@@ -153,10 +153,18 @@ nlohmann::json to_json(const QpInfo& q) {
   const auto opt = [](const std::optional<uint32_t>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json();
   };
-  return {{"device", q.device}, {"dev_index", q.dev_index}, {"port", opt(q.port)},
-          {"lqpn", q.lqpn},     {"rqpn", opt(q.rqpn)},      {"type", q.type},
-          {"state", q.state},   {"pid", opt(q.pid)},        {"comm", q.comm},
-          {"kernel", q.kernel}, {"sq_psn", opt(q.sq_psn)},  {"rq_psn", opt(q.rq_psn)},
+  return {{"device", q.device},
+          {"dev_index", q.dev_index},
+          {"port", opt(q.port)},
+          {"lqpn", q.lqpn},
+          {"rqpn", opt(q.rqpn)},
+          {"type", q.type},
+          {"state", std::string(name_of(q.state))},
+          {"pid", opt(q.pid)},
+          {"comm", q.comm},
+          {"kernel", q.kernel},
+          {"sq_psn", opt(q.sq_psn)},
+          {"rq_psn", opt(q.rq_psn)},
           {"pdn", opt(q.pdn)}};
 }
 
@@ -172,7 +180,7 @@ QpInfo qp_from_json(const nlohmann::json& j) {
   q.lqpn = j.value("lqpn", 0u);
   q.rqpn = opt("rqpn");
   q.type = j.value("type", "");
-  q.state = j.value("state", "");
+  q.state = parse_enum<QpState>(j.value("state", "")).value_or(QpState::kUnknown);
   q.pid = opt("pid");
   q.comm = j.value("comm", "");
   q.kernel = j.value("kernel", false);

@@ -10,8 +10,33 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_table.h"
 #include "base/result.h"
 #include "sysfs/fs_root.h"
+
+namespace rdmacheck::qps {
+
+// ib_qp_state, as iproute2's rdma tool names it.
+enum class QpState { kReset, kInit, kRtr, kRts, kSqd, kSqe, kErr, kUnknown };
+
+}  // namespace rdmacheck::qps
+
+namespace rdmacheck {
+template <>
+struct EnumNames<qps::QpState> {
+  using S = qps::QpState;
+  static constexpr std::array<std::pair<S, std::string_view>, 8> table = {{
+      {S::kReset, "RESET"},
+      {S::kInit, "INIT"},
+      {S::kRtr, "RTR"},
+      {S::kRts, "RTS"},
+      {S::kSqd, "SQD"},
+      {S::kSqe, "SQE"},
+      {S::kErr, "ERR"},
+      {S::kUnknown, "UNKNOWN"},
+  }};
+};
+}  // namespace rdmacheck
 
 namespace rdmacheck::qps {
 
@@ -22,10 +47,10 @@ struct QpInfo {
   uint32_t lqpn = 0;
   std::optional<uint32_t> rqpn;  // connected QPs only
   std::string type;              // "RC", "UD", "GSI", ...
-  std::string state;             // "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"
-  std::optional<uint32_t> pid;   // user QPs
-  std::string comm;              // the process's name, or the kernel client's ("ib_core")
-  bool kernel = false;           // owned by a kernel client, not a process
+  QpState state = QpState::kUnknown;
+  std::optional<uint32_t> pid;  // user QPs
+  std::string comm;             // the process's name, or the kernel client's ("ib_core")
+  bool kernel = false;          // owned by a kernel client, not a process
   std::optional<uint32_t> sq_psn;
   std::optional<uint32_t> rq_psn;
   std::optional<uint32_t> pdn;
@@ -33,7 +58,7 @@ struct QpInfo {
 
 // ib_qp_type and ib_qp_state numbers as iproute2's rdma tool names them.
 const char* qp_type_name(uint8_t t);
-const char* qp_state_name(uint8_t s);
+QpState qp_state_of(uint8_t s);
 
 // Pure: the QPs in one RDMA_NLDEV_CMD_RES_QP_GET reply message.
 Result<std::vector<QpInfo>> parse_qp_message(const nlmsghdr* nlh);

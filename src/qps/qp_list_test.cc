@@ -49,10 +49,11 @@ TEST(QpList, Names) {
   EXPECT_STREQ(qp_type_name(4), "UD");
   EXPECT_STREQ(qp_type_name(0xff), "DRIVER");
   EXPECT_STREQ(qp_type_name(42), "UNKNOWN");
-  EXPECT_STREQ(qp_state_name(1), "INIT");
-  EXPECT_STREQ(qp_state_name(3), "RTS");
-  EXPECT_STREQ(qp_state_name(6), "ERR");
-  EXPECT_STREQ(qp_state_name(9), "UNKNOWN");
+  EXPECT_EQ(name_of(qp_state_of(1)), "INIT");
+  EXPECT_EQ(name_of(qp_state_of(3)), "RTS");
+  EXPECT_EQ(name_of(qp_state_of(6)), "ERR");
+  EXPECT_EQ(qp_state_of(9), QpState::kUnknown);
+  EXPECT_EQ(name_of(qp_state_of(9)), "UNKNOWN");
 }
 
 TEST(QpList, ParsesAResQpReply) {
@@ -72,12 +73,12 @@ TEST(QpList, ParsesAResQpReply) {
   EXPECT_EQ(rc.lqpn, 17u);
   EXPECT_EQ(rc.rqpn, 18u);
   EXPECT_EQ(rc.port, 1u);
-  EXPECT_EQ(rc.state, "RTS");
+  EXPECT_EQ(rc.state, QpState::kRts);
   EXPECT_EQ(rc.pid, 612u);
   EXPECT_FALSE(rc.kernel);
   EXPECT_EQ(rc.sq_psn, 100u);
   EXPECT_FALSE((*qps)[2].port.has_value());  // a RESET QP is bound to no port yet
-  EXPECT_EQ((*qps)[2].state, "RESET");
+  EXPECT_EQ((*qps)[2].state, QpState::kReset);
 }
 
 TEST(QpList, RejectsRepliesWithoutTheDeviceOrTable) {
@@ -98,7 +99,7 @@ TEST(QpList, JsonRoundTrip) {
   q.lqpn = 17;
   q.rqpn = 18;
   q.type = "RC";
-  q.state = "RTS";
+  q.state = QpState::kRts;
   q.pid = 612;
   q.comm = "rdmacheck";
   const auto back = qp_from_json(to_json(q));

@@ -11,21 +11,22 @@ std::string opt(const std::optional<uint32_t>& v) { return v ? std::to_string(*v
 
 std::string qp_line(const QpInfo& q) {
   return fmt::format("{}/{} lqpn {} rqpn {} {} {} {}", q.device, opt(q.port), q.lqpn, opt(q.rqpn),
-                     q.type, q.state,
+                     q.type, name_of(q.state),
                      q.kernel ? "[" + q.comm + "]" : fmt::format("pid {} {}", opt(q.pid), q.comm));
 }
 
 // Why a QP sits in a state other than RTS.
-const char* why(const std::string& state) {
-  if (state == "INIT") {
+const char* why(QpState state) {
+  if (state == QpState::kInit) {
     return "INIT: created and bound to a port, but the peer's QPN/GID never arrived to move it "
            "to RTR (the out-of-band exchange over TCP or RDMA-CM stalled)";
   }
-  if (state == "RTR") {
+  if (state == QpState::kRtr) {
     return "RTR: can receive but not send; the owner has not moved it to RTS (waiting for the "
            "peer, or a receive-only QP)";
   }
-  if (state == "SQE" || state == "SQD") return "send queue error/drained: sends are stopped";
+  if (state == QpState::kSqe || state == QpState::kSqd)
+    return "send queue error/drained: sends are stopped";
   return "";
 }
 
@@ -63,9 +64,10 @@ std::vector<Finding> diagnose_qps(const std::vector<QpInfo>& qps) {
                       "peer's side (rdmacheck qps there) and the path between (rdmacheck "
                       "ping)"};
   for (const auto& q : qps) {
-    if (q.state == "ERR") {
+    if (q.state == QpState::kErr) {
       err.evidence.push_back(qp_line(q));
-    } else if (q.state == "INIT" || q.state == "RTR" || q.state == "SQE" || q.state == "SQD") {
+    } else if (q.state == QpState::kInit || q.state == QpState::kRtr || q.state == QpState::kSqe ||
+               q.state == QpState::kSqd) {
       waiting.evidence.push_back(qp_line(q) + " - " + why(q.state));
     }
   }
@@ -112,11 +114,11 @@ std::string format_text(const QpsReport& r, const TextStyle& /*style*/) {
                         "LQPN", "RQPN", "TYPE", "STATE", "PID", "COMM");
   }
   for (const auto& q : r.qps) {
-    const std::string mark = q.state == "RTS" || q.state == "RESET" ? ""
-                             : q.state == "ERR"                     ? "  <- ERROR"
-                                                                    : "  <- not ready";
+    const std::string mark = q.state == QpState::kRts || q.state == QpState::kReset ? ""
+                             : q.state == QpState::kErr                             ? "  <- ERROR"
+                                                        : "  <- not ready";
     text += fmt::format("{:<10} {:>4} {:>8} {:>8} {:<10} {:<5} {:>7} {}{}\n", q.device, opt(q.port),
-                        q.lqpn, opt(q.rqpn), q.type, q.state, opt(q.pid),
+                        q.lqpn, opt(q.rqpn), q.type, name_of(q.state), opt(q.pid),
                         q.kernel ? "[" + q.comm + "]" : q.comm, mark);
   }
   if (!r.findings.empty()) text += "\n";

@@ -123,11 +123,12 @@ std::vector<DeviceInfo> read_rdma_devices(const FsRoot& fs) {
       std::tie(p.state, p.state_name) = parse_numbered(fs.read_line(pdir + "/state").value_or(""));
       std::tie(p.phys_state, p.phys_state_name) =
           parse_numbered(fs.read_line(pdir + "/phys_state").value_or(""));
-      p.link_layer = fs.read_line(pdir + "/link_layer").value_or("");
+      p.link_layer = parse_enum<LinkLayer>(fs.read_line(pdir + "/link_layer").value_or(""))
+                         .value_or(LinkLayer::kUnknown);
       p.rate = fs.read_line(pdir + "/rate").value_or("");
       p.rate_gbps = parse_rate_gbps(p.rate);
       p.gids = read_gids(fs, pdir);
-      if (p.link_layer == "Ethernet") p.netdev = port_netdev(fs, dir, p);
+      if (p.ethernet()) p.netdev = port_netdev(fs, dir, p);
       d.ports.push_back(std::move(p));
     }
     devices.push_back(std::move(d));

@@ -23,6 +23,17 @@ struct EnumNames<GidType> {
 };
 inline const char* gid_type_name(GidType t) { return name_of(t).data(); }
 
+// A port's link layer, as sysfs's link_layer names it.
+enum class LinkLayer { kUnknown, kEthernet, kInfiniBand };
+template <>
+struct EnumNames<LinkLayer> {
+  static constexpr std::array<std::pair<LinkLayer, std::string_view>, 3> table = {{
+      {LinkLayer::kUnknown, "unknown"},
+      {LinkLayer::kEthernet, "Ethernet"},
+      {LinkLayer::kInfiniBand, "InfiniBand"},
+  }};
+};
+
 struct GidEntry {
   int index = 0;
   std::string gid;  // as sysfs prints it: 8 groups of 4 hex digits
@@ -39,8 +50,9 @@ struct PortInfo {
   std::string state_name;  // "ACTIVE"
   int phys_state = 0;      // 1 Sleep 2 Polling 3 Disabled 4 PortConfigurationTraining 5 LinkUp ...
   std::string phys_state_name;
-  std::string link_layer;  // "Ethernet" or "InfiniBand"
-  std::string rate;        // "2.5 Gb/sec (1X SDR)"
+  LinkLayer link_layer = LinkLayer::kUnknown;
+  [[nodiscard]] bool ethernet() const { return link_layer == LinkLayer::kEthernet; }  // RoCE
+  std::string rate;  // "2.5 Gb/sec (1X SDR)"
   double rate_gbps = 0;
   std::string netdev;             // the Ethernet netdev behind the port (RoCE), if known
   std::optional<int> active_mtu;  // bytes; from ibv_query_port, not in sysfs

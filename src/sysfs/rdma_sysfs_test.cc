@@ -48,7 +48,7 @@ TEST(RdmaSysfs, ReadsCapturedRxeDevice) {
   EXPECT_EQ(p.state, 4);
   EXPECT_EQ(p.state_name, "ACTIVE");
   EXPECT_EQ(p.phys_state_name, "LinkUp");
-  EXPECT_EQ(p.link_layer, "Ethernet");
+  EXPECT_EQ(p.link_layer, LinkLayer::kEthernet);
   EXPECT_DOUBLE_EQ(p.rate_gbps, 2.5);
   EXPECT_EQ(p.netdev, "eth0");
   ASSERT_EQ(p.gids.size(), 2u);  // the other 14 captured slots are all zero
