@@ -69,8 +69,8 @@ void drain(const Fd& fd, Deadline d) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static World* world = new World();  // one doctor capture read for the whole run
-  if (size > 65536) return 0;         // a socketpair buffer holds it without a reader
+  static World* world = new World();         // one doctor capture read for the whole run
+  if (size > 65536) return 0;                // a socketpair buffer holds it without a reader
   if (!world->shared.no_rdma) std::abort();  // the capture must keep verbs out of the session
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return 0;
