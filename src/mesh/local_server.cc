@@ -1,35 +1,16 @@
 #include "mesh/local_server.h"
 
 #include <fmt/core.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
 #include <future>
+#include <memory>
 
-#include "net/tcp.h"
 #include "serve/server.h"
 
 namespace rdmacheck::mesh {
-
-namespace {
-
-// A port nobody listens on now: the kernel's pick for an ephemeral bind.
-Result<uint16_t> free_port() {
-  auto l = tcp_listen("", 0);
-  if (!l) return l.error();
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
-  if (::getsockname(l->get(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) {
-    return errno_error("getsockname", "the mesh's server port");
-  }
-  if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
-  return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
-}
-
-}  // namespace
 
 Result<std::string> write_key_file(const std::string& key) {
   char path[] = "/tmp/rdmacheck-mesh-key-XXXXXX";
@@ -47,50 +28,30 @@ Result<std::string> write_key_file(const std::string& key) {
 Result<std::unique_ptr<LocalServer>> LocalServer::start(const proto::Psk& key,
                                                         const conn::DeviceChoice& dev,
                                                         std::chrono::milliseconds session_timeout) {
-  auto port = free_port();
-  if (!port) return port.error();
   std::unique_ptr<LocalServer> s(new LocalServer());
-  s->port_ = *port;
-  // The server says "listening" on its log once bound, or why not: a pipe
-  // carries that line here; the rest of its log is drained and dropped.
-  int fds[2];
-  if (::pipe(fds) != 0) return errno_error("pipe", "the mesh's server log");
-  s->log_ = ::fdopen(fds[1], "w");
-  std::FILE* in = ::fdopen(fds[0], "r");
-  if (!s->log_ || !in) return errno_error("fdopen", "the mesh's server log");
-  std::setvbuf(s->log_, nullptr, _IOLBF, 0);
+  // Its log is not this rank's to print; the mesh reports what its probes saw.
+  s->log_ = std::fopen("/dev/null", "w");
+  if (s->log_ == nullptr) return errno_error("fopen", "/dev/null");
   serve::ServerOptions o;
   o.fs = FsRoot::live();
-  o.tcp_port = *port;
+  o.tcp_port = 0;  // the kernel's pick, told back once bound
   o.dev = dev;
   o.keys = {key};
   o.session_timeout = session_timeout;
-  std::promise<std::string> first;  // the line that says listening, or the last one before exit
-  auto said = first.get_future();
-  std::thread([in, p = std::move(first)]() mutable {
-    char line[1024];
-    bool told = false;
-    std::string last;
-    while (std::fgets(line, sizeof line, in)) {
-      last = line;
-      if (!told && last.find("listening") != std::string::npos) {
-        p.set_value(last);
-        told = true;
-      }
-    }
-    if (!told) p.set_value(last.empty() ? "the server stopped without a word" : last);
-    std::fclose(in);
-  }).detach();
+  auto listening = std::make_shared<std::promise<Result<uint16_t>>>();
+  auto told = listening->get_future();
+  o.on_listening = [listening](Result<uint16_t> r) { listening->set_value(std::move(r)); };
   s->thread_ = std::thread([srv = s.get(), o] {
     serve::run_server(o, srv->stop_, srv->log_);
-    std::fclose(srv->log_);  // ends the reader
+    std::fclose(srv->log_);
     srv->log_ = nullptr;
   });
-  if (said.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+  if (told.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
     return plain_error("rdmacheck serve", "the mesh's server did not start within 10 s");
   }
-  auto line = said.get();
-  if (line.find("listening") == std::string::npos) return plain_error("rdmacheck serve", line);
+  auto port = told.get();
+  if (!port) return port.error();
+  s->port_ = *port;
   return s;
 }
 

@@ -111,23 +111,23 @@ Limits effective_limits(const ServerOptions& o) {
 
 int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE* logf) {
   Log log(logf);
+  // A start that fails is said on stderr and to on_listening, once.
+  auto cannot_start = [&](const Error& e) {
+    std::fprintf(stderr, "rdmacheck serve: %s\n", e.message().c_str());
+    if (o.on_listening) o.on_listening(e);
+    return 2;
+  };
   const auto admission = admission_line(o);
   if (!admission) {
-    std::fprintf(stderr,
-                 "rdmacheck serve: refusing to serve anyone without a key: give --psk-file FILE, "
-                 "--allow CIDR, or --insecure\n");
-    return 2;
+    return cannot_start(plain_error("refusing to serve anyone without a key",
+                                    "give --psk-file FILE, --allow CIDR, or --insecure"));
   }
   if (o.keys.size() > proto::kMaxServerKeys) {
-    std::fprintf(stderr, "rdmacheck serve: at most %zu --psk-file (the current and the next key)\n",
-                 proto::kMaxServerKeys);
-    return 2;
+    return cannot_start(plain_error(fmt::format("at most {} --psk-file", proto::kMaxServerKeys),
+                                    "the current and the next key"));
   }
   auto listener = tcp_listen(o.bind, o.tcp_port);
-  if (!listener) {
-    std::fprintf(stderr, "rdmacheck serve: %s\n", listener.error().message().c_str());
-    return 2;
-  }
+  if (!listener) return cannot_start(listener.error());
   // No RDMA device: say doctor's finding once, and keep answering what needs none.
   std::optional<Finding> no_rdma = doctor::no_rdma_device(o.fs);
   if (no_rdma) {
@@ -138,7 +138,7 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
   }
   // Clients that connect with --cm meet this listener; without it, the rest still works.
   auto acceptor = no_rdma ? Result<std::unique_ptr<CmAcceptor>>(plain_error("rdma_cm", "no device"))
-                          : CmAcceptor::start(o.bind, o.tcp_port, o.allow,
+                          : CmAcceptor::start(o.bind, local_port(*listener), o.allow,
                                               [&log](const std::string& line) { log.line(line); });
   if (!acceptor && !no_rdma) {
     log.line("rdmacheck serve: no rdma_cm listener (--cm clients will be refused): " +
@@ -155,6 +155,7 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
       lim.sessions_per_source, lim.startups, lim.startups_per_source, lim.pinned_bytes >> 20,
       conn::traffic_cap_text(o.max_rate), cm != nullptr ? "; rdma_cm too" : ""));
   log.line(*admission);
+  if (o.on_listening) o.on_listening(local_port(*listener));
   const int exit_after = o.one_off ? 1 : o.exit_after;
   bool last_ok = false;
   std::list<Running> running;

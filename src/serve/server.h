@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 
 #include "base/deadline.h"
@@ -41,6 +42,10 @@ struct ServerOptions {
   std::vector<Cidr> allow;       // empty: every address
   bool insecure = false;
   bool share_doctor = true;  // answer doctor requests (hostname, GIDs, firewall rules)
+  // Told once: the port it listens on (tcp_port 0 = the kernel's pick), or
+  // why it will not start. For a caller in the same process (the mesh),
+  // which would otherwise have to read "listening" off the log.
+  std::function<void(Result<uint16_t>)> on_listening;
 };
 
 // Runs until *stop becomes true (checked at least every 200 ms) or exit_after

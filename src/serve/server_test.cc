@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <thread>
 
@@ -458,6 +459,46 @@ TEST_F(ServerTest, AnAllowedAddressGetsIn) {
   t.host = "127.0.0.1";
   t.tcp_port = port_;
   EXPECT_TRUE(conn::connect_to_server(t, deadline_in(5s)).ok());
+}
+
+// A caller in the same process (the mesh) learns the port, or why not, from
+// on_listening, once, instead of reading the log.
+TEST(ServerStart, OnListeningTellsThePortOrWhyItCannotStart) {
+  ServerOptions o;
+  o.bind = "127.0.0.1";
+  o.tcp_port = 0;
+  o.insecure = true;
+  std::promise<Result<uint16_t>> told;
+  int calls = 0;
+  o.on_listening = [&](Result<uint16_t> r) {
+    ++calls;
+    told.set_value(std::move(r));
+  };
+  std::atomic<bool> stop{false};
+  std::FILE* log = std::tmpfile();
+  std::thread t([&] { (void)run_server(o, stop, log); });
+  auto f = told.get_future();
+  ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
+  auto port = f.get();
+  ASSERT_TRUE(port.ok()) << port.error().message();
+  conn::Target target;
+  target.host = "127.0.0.1";
+  target.tcp_port = *port;
+  EXPECT_TRUE(conn::connect_to_server(target, deadline_in(5s)).ok());
+  stop = true;
+  t.join();
+  std::fclose(log);
+  EXPECT_EQ(calls, 1);
+  // The port taken: the error, and the same exit status as before.
+  auto taken = tcp_listen("127.0.0.1", 0);
+  ASSERT_TRUE(taken.ok());
+  o.tcp_port = local_port(*taken);
+  std::optional<Result<uint16_t>> why;
+  o.on_listening = [&](Result<uint16_t> r) { why.emplace(std::move(r)); };
+  EXPECT_EQ(run_server(o, stop, stderr), 2);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_FALSE(why->ok());
+  EXPECT_EQ(why->error().errnum, EADDRINUSE) << why->error().message();
 }
 
 TEST(ServerStart, NoKeyNoAllowNeedsInsecure) {

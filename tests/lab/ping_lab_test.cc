@@ -257,8 +257,12 @@ TEST(PingLab, OneHealthyPairEveryKindOfPing) {
   // file), when no session of this boot may hold a QP on the server any more.
   const std::string h2_after = "/run/lab/h2/rc." + std::to_string(b.next("h2") + 2);
   const auto qps =
+      // qps once the ping's QP is up (polled, bounded), not after a guessed sleep.
       b.add({"h2:rdmacheck ping h1 -n 40 --interval 0.2 --timeout 60 --no-ladder > /dev/null & "
-             "sleep 5; rdmacheck qps --json; wait",
+             "for i in $(seq 100); do rdmacheck qps --json > /tmp/qps.json; jq -e '[.qps[] | "
+             "select(.type == \"RC\" and .comm == \"rdmacheck\" and .state == \"RTS\")] | "
+             "length > 0' /tmp/qps.json > /dev/null && break; sleep 0.1; done; cat /tmp/qps.json; "
+             "wait",
              "h2:rdmacheck qps --json",
              "h1:while [ ! -e " + h2_after + " ]; do sleep 0.2; done; rdmacheck qps --json"});
   const auto log = b.add({"h2:cat /run/lab/h1/serve.log"});
