@@ -12,20 +12,10 @@
 #include <set>
 #include <thread>
 
-#include "conn/ack_timeout.h"
-#include "conn/cm_endpoint.h"
 #include "conn/endpoint.h"
-#include "conn/responder.h"
-#include "conn/tcp_probe.h"
-#include "doctor/doctor.h"
-#include "doctor/sources.h"
-#include "host/firewall.h"
+#include "doctor/check.h"
 #include "net/ip_match.h"
 #include "net/tcp.h"
-#include "perf/counters.h"
-#include "perf/responder.h"
-#include "perf/spec.h"
-#include "perf/tcp_baseline.h"
 #include "proto/auth.h"
 #include "serve/cm_acceptor.h"
 #include "serve/log.h"
@@ -34,17 +24,6 @@
 namespace rdmacheck::serve {
 
 namespace {
-
-using conn::accept_cm_endpoint;
-using conn::cm_accept;
-using conn::connect_qp;
-using conn::Endpoint;
-using conn::EndpointOptions;
-using conn::local_facts;
-using conn::local_qp_info;
-using conn::open_endpoint;
-
-using Millis = std::chrono::duration<double, std::milli>;
 
 // The control sockets of the running sessions: on a stop they are shut down,
 // which wakes every session (each waits on its socket) within moments instead
