@@ -170,13 +170,9 @@ std::optional<Finding> cm_device_differs(const conn::PingReport& verbs,
     f.evidence.push_back(
         fmt::format("rdma_cm ping failed at {}: {}", name_of(cm.obs.failed), cm.obs.error));
   }
-  f.fix = fmt::format(
-      "for rdmacheck give --src {} (or drop --src); for UCX/MPI applications set "
-      "UCX_RDMA_CM_SOURCE_ADDRESS={} (librdmacm itself reads no RDMA_CM_SOURCE_ADDRESS); "
-      "check the routes with 'ip route get {}'",
-      src, src,
-      verbs.obs.peer && !verbs.obs.peer->local_address.empty() ? verbs.obs.peer->local_address
-                                                               : cm.options.target.host);
+  f.fix = conn::cm_source_fix(src, verbs.obs.peer && !verbs.obs.peer->local_address.empty()
+                                       ? verbs.obs.peer->local_address
+                                       : cm.options.target.host);
   return f;
 }
 

@@ -312,12 +312,8 @@ void blame_forced_source(const ConnObservation& o, std::vector<Finding>& out) {
   f.subject = fmt::format("{}/{}", s.device, s.port);
   f.evidence.push_back(fmt::format("--src {}: {}", h.source, describe(s)));
   f.evidence.push_back(fmt::format("the route: {}", describe(r)));
-  f.fix = fmt::format(
-      "drop --src and let the route choose, or give --src {} (UCX/MPI applications: "
-      "UCX_RDMA_CM_SOURCE_ADDRESS={}; librdmacm itself reads no RDMA_CM_SOURCE_ADDRESS); check "
-      "the routes with 'ip route get {}'",
-      h.route_source, h.route_source,
-      o.peer && !o.peer->local_address.empty() ? o.peer->local_address : o.host);
+  f.fix = cm_source_fix(h.route_source,
+                        o.peer && !o.peer->local_address.empty() ? o.peer->local_address : o.host);
   fold_consequences(o, f, out);
 }
 // Why the server would not let this client in (proto/auth.h), and what to do.
@@ -515,6 +511,14 @@ void blame_cm_host(const ConnObservation& o, std::vector<Finding>& out) {
   }
   if (!f) return;
   fold_consequences(o, *f, out);
+}
+
+std::string cm_source_fix(const std::string& route_source, const std::string& peer) {
+  return fmt::format(
+      "for rdmacheck give --src {} (or drop --src); for UCX/MPI applications set "
+      "UCX_RDMA_CM_SOURCE_ADDRESS={} (librdmacm itself reads no RDMA_CM_SOURCE_ADDRESS); "
+      "check the routes with 'ip route get {}'",
+      route_source, route_source, peer);
 }
 
 int answered_round_trips(const ConnObservation& o) {

@@ -108,6 +108,11 @@ std::vector<Finding> diagnose(const ConnObservation& o);
 // Round trips the path answered before it stopped: pings and ladder sizes.
 int answered_round_trips(const ConnObservation& o);
 
+// The fix when rdma_cm resolves from another NIC than the route to PEER
+// uses: the route's source address ROUTE_SOURCE for rdmacheck and for
+// UCX/MPI applications, and the command that shows the routes.
+std::string cm_source_fix(const std::string& route_source, const std::string& peer);
+
 // Why what the user forced cannot reach the peer, or "" when nothing says so.
 std::string why_selection_fails(const UserSelection& u, const std::optional<proto::HostFacts>& peer,
                                 const std::string& open_error);
