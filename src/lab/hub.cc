@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <queue>
 
 namespace rdmacheck::lab {
 namespace {
@@ -29,7 +30,7 @@ Result<sockaddr_un> unix_addr(const std::string& path) {
 
 Result<std::unique_ptr<Hub>> Hub::start(const std::vector<std::string>& hub_paths,
                                         const std::vector<std::string>& guest_paths,
-                                        const std::vector<int>& wires) {
+                                        const std::vector<int>& wires, uint64_t seed) {
   if (guest_paths.size() != hub_paths.size() ||
       (!wires.empty() && wires.size() != hub_paths.size())) {
     return plain_error("lab", "the hub needs a guest socket and a wire for each port");
@@ -51,6 +52,10 @@ Result<std::unique_ptr<Hub>> Hub::start(const std::vector<std::string>& hub_path
   }
   h->guests_ = guest_paths;
   h->wires_ = wires.empty() ? std::vector<int>(hub_paths.size(), 1) : wires;
+  for (size_t i = 0; i < hub_paths.size(); ++i) {
+    // One stream of random choices per port and direction.
+    h->shapers_.push_back(PortShapers{Shaper(seed * 1000003 + 2 * i), Shaper(seed * 1000003 + 2 * i + 1)});
+  }
   h->thread_ = std::thread([raw = h.get()] { raw->loop(); });
   return h;
 }
@@ -58,6 +63,51 @@ Result<std::unique_ptr<Hub>> Hub::start(const std::vector<std::string>& hub_path
 Hub::~Hub() {
   stop_.store(true);
   if (thread_.joinable()) thread_.join();
+}
+
+double Hub::now_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+}
+
+std::optional<double> Hub::run_s() const {  // mu_ held
+  if (!run_began_) return std::nullopt;
+  return now_s() - *run_began_;
+}
+
+bool Hub::add_fault(size_t port, const SwitchFault& f) {
+  const std::lock_guard lock(mu_);
+  if (port >= shapers_.size()) return false;
+  if (f.direction != PortDirection::kOut) shapers_[port].in.add(f);
+  if (f.direction != PortDirection::kIn) shapers_[port].out.add(f);
+  return true;
+}
+
+void Hub::clear_faults() {
+  const std::lock_guard lock(mu_);
+  for (auto& s : shapers_) {
+    s.in.clear();
+    s.out.clear();
+  }
+}
+
+void Hub::begin_run() {
+  const std::lock_guard lock(mu_);
+  if (!run_began_) run_began_ = now_s();
+}
+
+Hub::PortFaults Hub::switch_report(size_t port) const {
+  const std::lock_guard lock(mu_);
+  PortFaults r;
+  if (port >= shapers_.size()) return r;
+  const auto& s = shapers_[port];
+  r.in = s.in.counters();
+  r.out = s.out.counters();
+  // A fault on both directions sits in both shapers: name it once.
+  for (const auto& f : s.in.faults()) r.faults.push_back(f);
+  for (const auto& f : s.out.faults()) {
+    if (f.direction == PortDirection::kOut) r.faults.push_back(f);
+  }
+  return r;
 }
 
 namespace {
@@ -115,6 +165,38 @@ void Hub::loop() {
       max_queue_[j].store(queued[j].size());
     flush(j);
   };
+  // Frames the switch holds (delay, rate, reordering) until their time.
+  struct Held {
+    double release;
+    uint64_t seq;
+    size_t to;
+    std::string data;
+    bool operator>(const Held& o) const {
+      return release != o.release ? release > o.release : seq > o.seq;
+    }
+  };
+  std::priority_queue<Held, std::vector<Held>, std::greater<>> held;
+  uint64_t seq = 0;
+  // Port J's ingress faults (towards its host), then the frame goes on.
+  auto towards = [&](size_t j, std::string data, double delay) {
+    const double now = now_s();
+    FrameFate fate;
+    {
+      const std::lock_guard lock(mu_);
+      auto& in = shapers_[j].in;
+      if (!in.empty()) fate = in.decide(data.size(), now, run_s());
+    }
+    if (fate.drop) return;
+    if (fate.flip_bit) data[*fate.flip_bit / 8] ^= static_cast<char>(1U << (*fate.flip_bit % 8));
+    for (int c = 0; c < fate.copies; ++c) {
+      const double d = delay + fate.delay_s;
+      if (d <= 0) {
+        deliver(j, data.data(), data.size());
+      } else {
+        held.push(Held{now + d, seq++, j, data});
+      }
+    }
+  };
   std::vector<char> frame(65536 + 64);
   std::vector<pollfd> fds(n);
   while (!stop_.load()) {
@@ -122,7 +204,18 @@ void Hub::loop() {
       fds[i] = pollfd{socks_[i].get(),
                       static_cast<short>(POLLIN | (queued[i].empty() ? 0 : POLLOUT)), 0};
     }
-    if (::poll(fds.data(), fds.size(), 100) <= 0) continue;
+    int wait_ms = 100;
+    if (!held.empty()) {
+      const double until = held.top().release - now_s();
+      wait_ms = until <= 0 ? 0 : std::min(100, static_cast<int>(until * 1000) + 1);
+    }
+    const int ready = ::poll(fds.data(), fds.size(), wait_ms);
+    for (const double now = now_s(); !held.empty() && held.top().release <= now;) {
+      const Held& h = held.top();
+      deliver(h.to, h.data.data(), h.data.size());
+      held.pop();
+    }
+    if (ready <= 0) continue;
     for (size_t j = 0; j < n; ++j) {
       if ((fds[j].revents & POLLOUT) != 0) flush(j);
     }
@@ -133,8 +226,20 @@ void Hub::loop() {
         if (got <= 0) break;
         frames_.fetch_add(1);
         if (i < kPorts) from_[i].fetch_add(1);
-        for (size_t j = 0; j < n; ++j) {
-          if (j != i && wires_[j] == wires_[i]) deliver(j, frame.data(), static_cast<size_t>(got));
+        const auto len = static_cast<size_t>(got);
+        FrameFate fate;
+        {
+          const std::lock_guard lock(mu_);
+          auto& out = shapers_[i].out;
+          if (!out.empty()) fate = out.decide(len, now_s(), run_s());
+        }
+        if (fate.drop) continue;
+        std::string data(frame.data(), len);
+        if (fate.flip_bit) data[*fate.flip_bit / 8] ^= static_cast<char>(1U << (*fate.flip_bit % 8));
+        for (int c = 0; c < fate.copies; ++c) {
+          for (size_t j = 0; j < n; ++j) {
+            if (j != i && wires_[j] == wires_[i]) towards(j, data, fate.delay_s);
+          }
         }
       }
     }

@@ -2,11 +2,15 @@
 // receives each frame on the NIC's hub socket and forwards it to every other
 // NIC on the same wire, like an Ethernet hub. One hub (one thread) serves
 // all the wires, so a second wire costs a port per host, not a process. No
-// IP traffic leaves the machine.
+// IP traffic leaves the machine. Each port can carry switch faults (one
+// Shaper per direction): what the fabric between the hosts does to frames.
 #pragma once
 
 #include <array>
 #include <atomic>
+#include <chrono>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,6 +18,7 @@
 #include "base/deadline.h"
 #include "base/fd.h"
 #include "base/result.h"
+#include "lab/shaper.h"
 
 namespace rdmacheck::lab {
 
@@ -22,9 +27,11 @@ class Hub {
   static constexpr size_t kPorts = 32;  // ports with their own counters
   // Port i: hub_paths[i] is bound here, guest_paths[i] is where that NIC's
   // QEMU listens, wires[i] the wire it is on (empty: all on one wire).
+  // SEED makes the switch faults' random choices repeatable.
   static Result<std::unique_ptr<Hub>> start(const std::vector<std::string>& hub_paths,
                                             const std::vector<std::string>& guest_paths,
-                                            const std::vector<int>& wires = {});
+                                            const std::vector<int>& wires = {},
+                                            uint64_t seed = 1);
   Hub(const Hub&) = delete;
   Hub& operator=(const Hub&) = delete;
   ~Hub();
@@ -43,9 +50,24 @@ class Hub {
     return i < kPorts ? max_queue_[i].load() : 0;
   }
 
+  // Switch faults on port i (false: no such port). Faults with a time wait
+  // for begin_run(); the others act at once.
+  bool add_fault(size_t port, const SwitchFault& f);
+  void clear_faults();
+  // The moment the lab's run began: --fault-at/--fault-until count from it.
+  void begin_run();
+  struct PortFaults {
+    std::vector<SwitchFault> faults;  // on either direction
+    ShaperCounters in;                // frames towards the port's host
+    ShaperCounters out;               // frames from it
+  };
+  [[nodiscard]] PortFaults switch_report(size_t port) const;
+
  private:
   Hub() = default;
   void loop();
+  [[nodiscard]] double now_s() const;
+  [[nodiscard]] std::optional<double> run_s() const;
   std::vector<Fd> socks_;
   std::vector<std::string> guests_;
   std::vector<int> wires_;
@@ -56,6 +78,14 @@ class Hub {
   std::array<std::atomic<uint64_t>, kPorts> to_dropped_{};
   std::array<std::atomic<uint64_t>, kPorts> unheard_{};
   std::array<std::atomic<uint64_t>, kPorts> max_queue_{};
+  struct PortShapers {
+    Shaper in;
+    Shaper out;
+  };
+  mutable std::mutex mu_;  // guards shapers_ and run_began_
+  std::vector<PortShapers> shapers_;
+  std::optional<double> run_began_;  // now_s() at begin_run()
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
   std::thread thread_;
 };
 

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -67,6 +68,74 @@ TEST(Hub, ForwardsOnlyWithinAWire) {
   EXPECT_EQ((*hub)->frames_from(2), 1u);
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ((*hub)->unheard_to(i), 0u) << i;
   EXPECT_FALSE(Hub::start(hubs, guests, {1, 2}).ok()) << "a wire for each port";
+  hub->reset();
+  std::filesystem::remove_all(dir);
+}
+
+SwitchFault switch_fault(const std::string& spec) {
+  auto f = parse_switch_fault(spec, 2, 1);
+  EXPECT_TRUE(f.ok()) << spec;
+  return f.ok() ? *f : SwitchFault{};
+}
+
+// Switch faults act on their port and direction only, count what they did,
+// and go away when cleared. Synchronised on frames, not on time: a frame
+// sent after the one the fault drops arrives, so the drop has happened.
+TEST(Hub, SwitchFaultsActOnTheirPortAndDirectionAndAreCounted) {
+  const auto dir = test_util::make_temp_dir("hub");
+  std::vector<std::string> hubs;
+  std::vector<std::string> guests;
+  for (const char* n : {"h1-1", "h2-1"}) {
+    hubs.push_back((dir / (std::string("hub-") + n + ".sock")).string());
+    guests.push_back((dir / (std::string(n) + ".sock")).string());
+  }
+  std::vector<Fd> g;
+  for (const auto& p : guests) g.push_back(bind_guest(p));
+  auto hub = Hub::start(hubs, guests, {1, 1}, 42);
+  ASSERT_TRUE(hub.ok()) << hub.error().message();
+  Hub& h = **hub;
+  EXPECT_FALSE(h.add_fault(2, switch_fault("switch-loss:100@h2"))) << "no port 2";
+
+  ASSERT_TRUE(h.add_fault(1, switch_fault("switch-loss:100@h2:in")));
+  send_to(g[0], hubs[0], "lost on the way to h2");
+  send_to(g[1], hubs[1], "h2 still sends");  // h2's out direction has no fault
+  EXPECT_EQ(receive(g[0]), "h2 still sends");
+  auto r = h.switch_report(1);
+  ASSERT_EQ(r.faults.size(), 1u);
+  EXPECT_EQ(r.faults[0].spec, "switch-loss:100@h2:in");
+  EXPECT_EQ(r.in.lost, 1u);
+  EXPECT_EQ(r.in.frames, 1u);
+  EXPECT_EQ(r.out.frames, 0u) << "the out direction has no fault to count";
+  EXPECT_EQ(h.switch_report(0).in.frames, 0u);
+
+  h.clear_faults();
+  ASSERT_TRUE(h.add_fault(1, switch_fault("switch-dup:100@h2")));
+  send_to(g[0], hubs[0], "twice");
+  EXPECT_EQ(receive(g[1]), "twice");
+  EXPECT_EQ(receive(g[1]), "twice");
+  EXPECT_EQ(h.switch_report(1).in.duplicated, 1u);
+
+  h.clear_faults();
+  ASSERT_TRUE(h.add_fault(1, switch_fault("switch-delay:50@h2:in")));
+  const auto sent = std::chrono::steady_clock::now();
+  send_to(g[0], hubs[0], "held");
+  EXPECT_EQ(receive(g[1]), "held");
+  EXPECT_GE(std::chrono::steady_clock::now() - sent, std::chrono::milliseconds(50));
+  EXPECT_EQ(h.switch_report(1).in.delayed, 1u);
+
+  // A timed fault waits for the run to begin.
+  h.clear_faults();
+  SwitchFault later = switch_fault("switch-loss:100@h2:in");
+  later.at_s = 0;
+  ASSERT_TRUE(h.add_fault(1, later));
+  send_to(g[0], hubs[0], "before the run");
+  EXPECT_EQ(receive(g[1]), "before the run");
+  h.begin_run();
+  send_to(g[0], hubs[0], "lost in the run");
+  send_to(g[1], hubs[1], "marker");
+  EXPECT_EQ(receive(g[0]), "marker");
+  // Counters cover the hub's whole life: clearing the faults keeps them.
+  EXPECT_EQ(h.switch_report(1).in.lost, 2u);
   hub->reset();
   std::filesystem::remove_all(dir);
 }

@@ -103,6 +103,8 @@ class Lab {
   void poll_files(Guest& g);
   int finish(int status, const std::string& why);
   void collect_wire();
+  Status start_hub(const std::vector<GuestPlan>& plan);
+  void notice_run_began();
   std::vector<WireCounters> wire_counters();
   nlohmann::json result_json(int status, const std::string& why);
 
@@ -117,6 +119,7 @@ class Lab {
   std::vector<WirePort> ports_;  // the hub's ports, in its order
   std::vector<Guest> guests_;
   std::vector<WireCounters> wire_;  // read once, before the hub stops
+  bool run_began_ = false;          // every guest has started its run commands
 };
 
 // Keys, sshd_config, known_hosts and the MPI hostfile (lab/ssh.h), and
@@ -322,10 +325,55 @@ std::vector<WireCounters> Lab::wire_counters() {
     w.hub_dropped_to = hub_->dropped_to(i);
     w.hub_unheard_to = hub_->unheard_to(i);
     w.hub_max_queue = hub_->max_queue_to(i);
+    const auto sw = hub_->switch_report(i);
+    for (const auto& f : sw.faults) w.switch_faults.push_back(f.spec);
+    w.switch_in = sw.in;
+    w.switch_out = sw.out;
     if (auto t = read_text(dir_ / w.host / ("wire." + w.netdev))) w.guest = parse_guest_wire(*t);
     out.push_back(std::move(w));
   }
   return out;
+}
+
+// The hub with a port for every NIC, and the switch faults on their ports.
+Status Lab::start_hub(const std::vector<GuestPlan>& plan) {
+  static_assert(kMaxHosts * kMaxNics <= static_cast<int>(Hub::kPorts));
+  auto faults = switch_faults(o_);
+  if (!faults) return faults.error();
+  ports_ = wire_ports(plan);
+  std::vector<std::string> hub_paths;
+  std::vector<std::string> guest_paths;
+  std::vector<int> wires;
+  for (const auto& p : ports_) {
+    hub_paths.push_back((dir_ / p.hub_socket).string());
+    guest_paths.push_back((dir_ / p.guest_socket).string());
+    wires.push_back(p.nic.wire);
+  }
+  auto hub = Hub::start(hub_paths, guest_paths, wires, o_.seed);
+  if (!hub) return hub.error();
+  hub_ = std::move(*hub);
+  for (const auto& f : *faults) {
+    for (size_t i = 0; i < ports_.size(); ++i) {
+      if (ports_[i].host == f.host && ports_[i].nic.wire == f.nic) hub_->add_fault(i, f);
+    }
+    std::fprintf(out_, "lab: switch fault %s\n", f.spec.c_str());
+  }
+  return ok_status();
+}
+
+// Timed switch faults count from the moment every guest has started its
+// run commands (each writes "started" just before).
+void Lab::notice_run_began() {
+  if (run_began_) return;
+  for (const auto& g : guests_) {
+    if (!fs::exists(dir_ / g.plan.name / "started")) return;
+  }
+  run_began_ = true;
+  hub_->begin_run();
+  if (!o_.fault_at.empty() || !o_.fault_until.empty()) {
+    std::fprintf(out_, "lab: the run began: --fault-at and --fault-until count from now\n");
+    std::fflush(out_);
+  }
 }
 
 int Lab::finish(int status, const std::string& why) {
@@ -369,19 +417,7 @@ int Lab::run() {
   }
   if (auto s = prepare(*plan, *kernel); !s) return finish(kLabFailed, s.error().message());
 
-  static_assert(kMaxHosts * kMaxNics <= static_cast<int>(Hub::kPorts));
-  ports_ = wire_ports(*plan);
-  std::vector<std::string> hub_paths;
-  std::vector<std::string> guest_paths;
-  std::vector<int> wires;
-  for (const auto& p : ports_) {
-    hub_paths.push_back((dir_ / p.hub_socket).string());
-    guest_paths.push_back((dir_ / p.guest_socket).string());
-    wires.push_back(p.nic.wire);
-  }
-  auto hub = Hub::start(hub_paths, guest_paths, wires);
-  if (!hub) return finish(kLabFailed, hub.error().message());
-  hub_ = std::move(*hub);
+  if (auto s = start_hub(*plan); !s) return finish(kLabFailed, s.error().message());
 
   std::string subnets;
   for (const auto& n : plan->front().nics) {
@@ -402,7 +438,8 @@ int Lab::run() {
     spec.lab_dir = dir_.string();
     for (size_t p = 0; p < ports_.size(); ++p) {
       if (ports_[p].host != gp.name) continue;  // ports_ is in wire order: eth0 first
-      spec.nics.push_back(VmNic{guest_paths[p], hub_paths[p], ports_[p].nic.mac});
+      spec.nics.push_back(VmNic{(dir_ / ports_[p].guest_socket).string(),
+                                (dir_ / ports_[p].hub_socket).string(), ports_[p].nic.mac});
     }
     Guest g;
     g.plan = gp;
@@ -422,6 +459,7 @@ int Lab::run() {
       pump(g);
       poll_files(g);
     }
+    notice_run_began();
     for (auto& g : guests_) {
       if (!g.failed.empty()) {
         return finish(kLabFailed, fmt::format("{} failed: {}", g.plan.name, g.failed));

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "base/version.h"
+#include "lab/wire.h"
 #include "testing/schema_check.h"
 #include "testing/schema_refs.h"
 
@@ -41,15 +42,14 @@ json one_host() {
                       {{"command", "sleep 1000"}, {"exit_status", nullptr}, {"output", ""}}})}}});
 }
 
+// What the lab prints for a port without and one with switch faults.
 json wire() {
-  return json::array({{{"host", "h2"},
-                       {"wire", 1},
-                       {"netdev", "eth0"},
-                       {"hub_from", 10},
-                       {"hub_dropped_to", 0},
-                       {"hub_unheard_to", 0},
-                       {"hub_max_queue", 3},
-                       {"guest", nullptr}}});
+  WireCounters plain{"h2", 1, "eth0", 10, 0, 0, 3, std::nullopt};
+  WireCounters faulty{"h1", 1, "eth0", 12, 0, 0, 2, GuestWire{12, 9, 0}};
+  faulty.switch_faults = {"switch-loss:5@h1:in"};
+  faulty.switch_in.frames = 10;
+  faulty.switch_in.lost = 1;
+  return json::array({to_json(plain), to_json(faulty)});
 }
 
 json lab_schema() {

@@ -12,6 +12,8 @@ namespace {
 
 std::string host_name(int i) { return fmt::format("h{}", i); }
 
+}  // namespace
+
 Result<int> host_index(const std::string& name, int hosts) {
   if (name.size() >= 2 && name[0] == 'h') {
     const std::string digits = name.substr(1);
@@ -23,12 +25,6 @@ Result<int> host_index(const std::string& name, int hosts) {
   return plain_error("lab", fmt::format("unknown host '{}': the lab has h1..h{}", name, hosts));
 }
 
-struct NicTarget {
-  std::string host;
-  int nic = 0;  // 0: none named
-};
-
-// "h2" -> {h2, 0}; "h2-2" -> {h2, 2}, the name of h2's address on wire 2.
 Result<NicTarget> parse_nic_target(const std::string& s, int hosts, int nics) {
   const auto dash = s.find('-');
   auto idx = host_index(s.substr(0, dash), hosts);
@@ -41,6 +37,8 @@ Result<NicTarget> parse_nic_target(const std::string& s, int hosts, int nics) {
                                         "(--nics), named like h1-1",
                                         s, nics));
 }
+
+namespace {
 
 std::string nic_mac(int wire, int host) {
   // Wire 1 keeps the single-NIC lab's MACs.
@@ -127,8 +125,39 @@ Result<std::vector<HostCmd>> fault_commands(const std::string& fault, int hosts,
   }
   return plain_error("--fault", fmt::format("unknown fault '{}': choose firewall, mtu-mismatch, "
                                             "loss:PERCENT, link-down, powersave or no-server, "
-                                            "optionally @HOST or @HOST-NIC (e.g. @h2-2)",
+                                            "optionally @HOST or @HOST-NIC (e.g. @h2-2), or a "
+                                            "fault in the switch (switch-loss:PCT@HOST, ...)",
                                             fault));
+}
+
+Result<std::vector<SwitchFault>> switch_faults(const LabOptions& o) {
+  std::vector<SwitchFault> out;
+  for (const auto& f : o.faults) {
+    if (!is_switch_fault(f)) continue;
+    auto sf = parse_switch_fault(f, o.hosts, o.nics);
+    if (!sf) return sf.error();
+    out.push_back(std::move(*sf));
+  }
+  for (const auto* timed : {&o.fault_at, &o.fault_until}) {
+    const bool at = timed == &o.fault_at;
+    const std::string option = at ? "--fault-at" : "--fault-until";
+    for (const auto& spec : *timed) {
+      auto t = parse_timed_fault(spec, option);
+      if (!t) return t.error();
+      if (!is_switch_fault(t->second)) {
+        return plain_error(option, fmt::format("'{}': only a switch fault (switch-...) can be "
+                                               "timed; a host fault is set before the test, "
+                                               "with --fault",
+                                               spec));
+      }
+      auto sf = parse_switch_fault(t->second, o.hosts, o.nics);
+      if (!sf) return sf.error();
+      (at ? sf->at_s : sf->until_s) = t->first;
+      sf->spec = fmt::format("{} {}", option, spec);
+      out.push_back(std::move(*sf));
+    }
+  }
+  return out;
 }
 
 Result<std::vector<GuestPlan>> make_plan(const LabOptions& o) {
@@ -155,8 +184,10 @@ Result<std::vector<GuestPlan>> make_plan(const LabOptions& o) {
     g.address = g.nics.front().address;
     plan.push_back(std::move(g));
   }
+  if (auto sw = switch_faults(o); !sw) return sw.error();
   bool no_server = false;
   for (const auto& f : o.faults) {
+    if (is_switch_fault(f)) continue;  // the hub's (switch_faults)
     auto cmds = fault_commands(f, o.hosts, o.nics, &no_server);
     if (!cmds) return cmds.error();
     for (auto& c : *cmds) plan[std::stoi(c.host.substr(1)) - 1].setup.push_back(c.cmd);

@@ -8,6 +8,7 @@
 
 #include "base/enum_table.h"
 #include "base/result.h"
+#include "lab/switch_fault.h"
 
 namespace rdmacheck::lab {
 
@@ -42,7 +43,10 @@ struct LabOptions {
   DeviceOrder device_order = DeviceOrder::kNics;
   std::vector<std::string> setup;   // "HOST:CMD"
   std::vector<std::string> run;     // "HOST:CMD"
-  std::vector<std::string> faults;  // "NAME[:ARG][@HOST[-NIC]]"
+  std::vector<std::string> faults;  // "NAME[:ARG][@HOST[-NIC]]", or a switch fault
+  std::vector<std::string> fault_at;     // "SECONDS:SWITCH-FAULT": starts that long into the run
+  std::vector<std::string> fault_until;  // "SECONDS:SWITCH-FAULT": ends then
+  uint64_t seed = 1;                     // the switch faults' random choices
   std::string serve_args;           // appended to h1's serve command line
   bool ssh = false;   // sshd and root's keys on every guest (lab/ssh.h), and an MPI hostfile
   bool mesh = false;  // ssh, and the default test is `rdmacheck mesh` over all guests from h1
@@ -100,6 +104,15 @@ struct WirePort {
 // Every NIC of every host, wire by wire (wire 1's ports first, in host order).
 std::vector<WirePort> wire_ports(const std::vector<GuestPlan>& plan);
 
+// "h2" -> 2 when the lab has h2.
+Result<int> host_index(const std::string& name, int hosts);
+struct NicTarget {
+  std::string host;
+  int nic = 0;  // 0: none named
+};
+// "h2" -> {h2, 0}; "h2-2" -> {h2, 2}, the name of h2's address on wire 2.
+Result<NicTarget> parse_nic_target(const std::string& s, int hosts, int nics);
+
 // "h2:rdmacheck ping h1" -> {h2, "rdmacheck ping h1"}; the host must exist.
 Result<HostCmd> parse_host_cmd(const std::string& s, int hosts);
 // Setup commands for a built-in fault: firewall, mtu-mismatch, loss:PERCENT,
@@ -109,6 +122,10 @@ Result<std::vector<HostCmd>> fault_commands(const std::string& fault, int hosts,
                                             bool* no_server);
 
 Result<std::vector<GuestPlan>> make_plan(const LabOptions& o);
+// The switch faults of --fault, --fault-at and --fault-until, in that order.
+// A timed fault must be a switch fault: the hub keeps the time, the guests
+// do not (a host fault there is refused with a one-line error).
+Result<std::vector<SwitchFault>> switch_faults(const LabOptions& o);
 
 // /etc/hosts for the guests.
 std::string hosts_file(const std::vector<GuestPlan>& plan);

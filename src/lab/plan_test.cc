@@ -263,5 +263,44 @@ TEST(Plan, MeshRunsMpirunFromH1WithSshOnEveryGuest) {
   EXPECT_EQ(guest_script((*plan)[0], *plan).find("sshd"), std::string::npos);
 }
 
+// Switch faults are the hub's: no guest runs a command for them; timed
+// faults must be switch faults, and a bad one stops the plan.
+TEST(Plan, SwitchFaultsGoToTheHubAndOnlyTheyCanBeTimed) {
+  LabOptions o;
+  o.hosts = 3;
+  o.faults = {"switch-loss:5@h3", "firewall"};
+  o.fault_at = {"10:switch-flap:1/5@h2:out"};
+  o.fault_until = {"4.5:switch-delay:20@h1"};
+  auto plan = make_plan(o);
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  EXPECT_EQ((*plan)[0].setup.size(), 1u) << "the firewall only";
+  EXPECT_TRUE((*plan)[2].setup.empty());
+  auto sw = switch_faults(o);
+  ASSERT_TRUE(sw.ok());
+  ASSERT_EQ(sw->size(), 3u);
+  EXPECT_EQ((*sw)[0].host, "h3");
+  EXPECT_FALSE((*sw)[0].at_s);
+  EXPECT_EQ((*sw)[1].at_s, 10);
+  EXPECT_EQ((*sw)[1].direction, PortDirection::kOut);
+  EXPECT_EQ((*sw)[1].spec, "--fault-at 10:switch-flap:1/5@h2:out");
+  EXPECT_EQ((*sw)[2].until_s, 4.5);
+
+  o.fault_at = {"10:firewall"};
+  auto refused = make_plan(o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message().find("only a switch fault (switch-...) can be timed"),
+            std::string::npos)
+      << refused.error().message();
+  o.fault_at.clear();
+  o.faults = {"switch-loss:5@h4"};
+  refused = make_plan(o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message().find("unknown host 'h4'"), std::string::npos);
+  o.faults = {"switchloss:5@h2"};
+  refused = make_plan(o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message().find("or a fault in the switch"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rdmacheck::lab

@@ -44,8 +44,48 @@ std::string format_wire(const WireCounters& w) {
   } else {
     out += "; the guest's own counters did not come back";
   }
+  if (!w.switch_faults.empty()) {
+    std::string faults;
+    for (const auto& f : w.switch_faults) faults += (faults.empty() ? "" : ", ") + f;
+    const std::string port = w.wire == 1 ? w.host : fmt::format("{}-{}", w.host, w.wire);
+    out += fmt::format("\nlab: switch port {} ({}): {}; {}", port, faults,
+                       format_switch("towards " + port, w.switch_in),
+                       format_switch("from " + port, w.switch_out));
+  }
   return out;
 }
+
+std::string format_switch(const std::string& what, const ShaperCounters& c) {
+  std::string out = fmt::format("{} {} frames", what, c.frames);
+  std::string causes;
+  const auto cause = [&](uint64_t n, const char* name) {
+    if (n != 0) causes += fmt::format("{}{} {}", causes.empty() ? "" : ", ", name, n);
+  };
+  cause(c.lost, "loss");
+  cause(c.flap_dropped, "port down");
+  cause(c.size_dropped, "over the size limit");
+  cause(c.rate_dropped, "rate cap's buffer full");
+  out += fmt::format(", dropped {}{}", c.dropped(), causes.empty() ? "" : " (" + causes + ")");
+  if (c.flaps != 0) out += fmt::format(", down {} times", c.flaps);
+  if (c.delayed != 0) out += fmt::format(", delayed {}", c.delayed);
+  if (c.reordered != 0) out += fmt::format(", held back {}", c.reordered);
+  if (c.duplicated != 0) out += fmt::format(", duplicated {}", c.duplicated);
+  if (c.corrupted != 0) out += fmt::format(", corrupted {}", c.corrupted);
+  return out;
+}
+
+namespace {
+
+nlohmann::json to_json(const ShaperCounters& c) {
+  return {{"frames", c.frames},         {"dropped", c.dropped()},
+          {"lost", c.lost},             {"flap_dropped", c.flap_dropped},
+          {"flaps", c.flaps},           {"size_dropped", c.size_dropped},
+          {"rate_dropped", c.rate_dropped}, {"delayed", c.delayed},
+          {"reordered", c.reordered},   {"duplicated", c.duplicated},
+          {"corrupted", c.corrupted}};
+}
+
+}  // namespace
 
 nlohmann::json to_json(const WireCounters& w) {
   nlohmann::json j = {{"host", w.host},
@@ -60,6 +100,11 @@ nlohmann::json to_json(const WireCounters& w) {
     j["guest"] = {{"tx_packets", w.guest->tx_packets},
                   {"rx_packets", w.guest->rx_packets},
                   {"qdisc_dropped", w.guest->qdisc_dropped}};
+  }
+  j["switch"] = nullptr;
+  if (!w.switch_faults.empty()) {
+    j["switch"] = {
+        {"faults", w.switch_faults}, {"in", to_json(w.switch_in)}, {"out", to_json(w.switch_out)}};
   }
   return j;
 }

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "lab/shaper.h"
+
 namespace rdmacheck::lab {
 
 struct GuestWire {
@@ -30,7 +32,16 @@ struct WireCounters {
   uint64_t hub_unheard_to = 0;  // frames for this host before its QEMU listened (boot)
   uint64_t hub_max_queue = 0;   // the deepest the hub's queue towards this host got
   std::optional<GuestWire> guest;
+  // The switch faults on this host's port, and what they did: in is towards
+  // the host, out is what it sent. Empty faults: the port had none.
+  std::vector<std::string> switch_faults;
+  ShaperCounters switch_in;
+  ShaperCounters switch_out;
 };
+
+// "towards h2: 5230 frames, dropped 52 (loss 52), delayed 0, ..." for one
+// direction of a port with switch faults.
+std::string format_switch(const std::string& what, const ShaperCounters& c);
 
 // "lab: wire h1: sent 5321 frames, hub dropped 0 towards it; in the guest: tx 5321 rx 5010
 // packets, qdisc dropped 0"; on wire k > 1 the NIC is named as in /etc/hosts ("wire h1-2").

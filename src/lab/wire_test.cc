@@ -40,6 +40,30 @@ TEST(Wire, OneLinePerHostAndWire) {
   EXPECT_EQ(j["host"], "h2");
   EXPECT_EQ(j["wire"], 2);
   EXPECT_EQ(j["netdev"], "eth1");
+  EXPECT_TRUE(j["switch"].is_null()) << "no switch fault on the port";
+}
+
+// A port with switch faults says what they did, per direction, by cause.
+TEST(Wire, SwitchFaultsAreCountedPerDirectionAndCause) {
+  WireCounters c{"h3", 1, "eth0", 10, 0, 0, 1, GuestWire{10, 9, 0}};
+  c.switch_faults = {"switch-loss:5@h3", "--fault-at 10:switch-flap:1/5@h3:out"};
+  c.switch_in.frames = 1000;
+  c.switch_in.lost = 50;
+  c.switch_out.frames = 900;
+  c.switch_out.flap_dropped = 30;
+  c.switch_out.flaps = 2;
+  c.switch_out.lost = 45;
+  EXPECT_NE(format_wire(c).find(
+                "\nlab: switch port h3 (switch-loss:5@h3, --fault-at 10:switch-flap:1/5@h3:out): "
+                "towards h3 1000 frames, dropped 50 (loss 50); from h3 900 frames, dropped 75 "
+                "(loss 45, port down 30), down 2 times"),
+            std::string::npos)
+      << format_wire(c);
+  const auto j = to_json(c);
+  EXPECT_EQ(j["switch"]["faults"].size(), 2u);
+  EXPECT_EQ(j["switch"]["in"]["lost"], 50);
+  EXPECT_EQ(j["switch"]["out"]["dropped"], 75);
+  EXPECT_EQ(j["switch"]["out"]["flaps"], 2);
 }
 
 }  // namespace

@@ -1,0 +1,141 @@
+#include "lab/shaper.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace rdmacheck::lab {
+
+namespace {
+
+// Where a fault acts on a frame's way through a switch: admission (size,
+// link state, loss), the egress queue (rate), then the wire (corruption,
+// duplication, delay and reordering).
+int stage(SwitchFaultKind k) {
+  switch (k) {
+    case SwitchFaultKind::kMaxSize: return 0;
+    case SwitchFaultKind::kFlap: return 1;
+    case SwitchFaultKind::kLoss: return 2;
+    case SwitchFaultKind::kBurstLoss: return 3;
+    case SwitchFaultKind::kRate: return 4;
+    case SwitchFaultKind::kCorrupt: return 5;
+    case SwitchFaultKind::kDup: return 6;
+    case SwitchFaultKind::kDelay: return 7;
+    case SwitchFaultKind::kReorder: return 8;
+  }
+  return 9;
+}
+
+}  // namespace
+
+void Shaper::add(const SwitchFault& f) {
+  const auto at = std::upper_bound(faults_.begin(), faults_.end(), stage(f.kind),
+                                   [](int st, const State& s) { return st < stage(s.f.kind); });
+  faults_.insert(at, State{f});
+}
+
+std::vector<SwitchFault> Shaper::faults() const {
+  std::vector<SwitchFault> out;
+  out.reserve(faults_.size());
+  for (const auto& s : faults_) out.push_back(s.f);
+  return out;
+}
+
+// faults_ is in stage order, so a frame meets them as in a switch.
+FrameFate Shaper::decide(size_t bytes, double t, std::optional<double> run_t) {
+  ++c_.frames;
+  FrameFate fate;
+  bool held = false;
+  for (auto& s : faults_) {
+    if (!s.f.active_at(run_t)) {
+      s.since.reset();
+      continue;
+    }
+    if (!s.since) s.since = t;
+    switch (s.f.kind) {
+      case SwitchFaultKind::kMaxSize:
+        if (bytes > s.f.max_bytes) {
+          ++c_.size_dropped;
+          fate.drop = true;
+          return fate;
+        }
+        break;
+      case SwitchFaultKind::kFlap: {
+        const double phase = t - *s.since;
+        const auto period = static_cast<int64_t>(std::floor(phase / s.f.period_s));
+        if (phase - static_cast<double>(period) * s.f.period_s < s.f.down_s) {
+          if (period != s.last_down_period) ++c_.flaps;
+          s.last_down_period = period;
+          ++c_.flap_dropped;
+          fate.drop = true;
+          return fate;
+        }
+        break;
+      }
+      case SwitchFaultKind::kLoss:
+        if (chance(s.f.percent)) {
+          ++c_.lost;
+          fate.drop = true;
+          return fate;
+        }
+        break;
+      case SwitchFaultKind::kBurstLoss: {
+        // Gilbert: every frame in the bad state is lost, none in the good
+        // one; leaving the bad state has probability 1/BURST, entering it
+        // p with p / (p + 1/BURST) = PCT.
+        const double r = 1 / s.f.burst;
+        const double loss = s.f.percent / 100;
+        const double p = r * loss / (1 - loss);
+        s.bad = s.bad ? uniform() >= r : uniform() < p;
+        if (s.bad) {
+          ++c_.lost;
+          fate.drop = true;
+          return fate;
+        }
+        break;
+      }
+      case SwitchFaultKind::kRate: {
+        const double bytes_per_s = s.f.mbit * 1e6 / 8;
+        const double start = std::max(t, s.busy_until);
+        if ((start - t) * bytes_per_s + static_cast<double>(bytes) > kRateBufferBytes) {
+          ++c_.rate_dropped;
+          fate.drop = true;
+          return fate;
+        }
+        s.busy_until = start + static_cast<double>(bytes) / bytes_per_s;
+        fate.delay_s += s.busy_until - t;
+        held = true;
+        break;
+      }
+      case SwitchFaultKind::kCorrupt:
+        if (chance(s.f.percent) && bytes > 0) {
+          const size_t first = bytes > 14 ? 14 * 8 : 0;  // past the Ethernet header
+          const size_t n = bytes * 8 - first;
+          fate.flip_bit = first + static_cast<size_t>(uniform() * static_cast<double>(n)) % n;
+          ++c_.corrupted;
+        }
+        break;
+      case SwitchFaultKind::kDup:
+        if (chance(s.f.percent)) {
+          fate.copies = 2;
+          ++c_.duplicated;
+        }
+        break;
+      case SwitchFaultKind::kDelay: {
+        const double d = s.f.ms + (uniform() * 2 - 1) * s.f.jitter_ms;
+        fate.delay_s += std::max(0.0, d) / 1000;
+        held = true;
+        break;
+      }
+      case SwitchFaultKind::kReorder:
+        if (chance(s.f.percent)) {
+          fate.delay_s += s.f.ms / 1000;
+          ++c_.reordered;
+        }
+        break;
+    }
+  }
+  if (held && fate.delay_s > 0) ++c_.delayed;
+  return fate;
+}
+
+}  // namespace rdmacheck::lab
