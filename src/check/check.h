@@ -107,6 +107,13 @@ std::optional<Finding> unfinished_test_finding(const perf::PerfReport& rep, bool
 // roce-loss as its consequence, and layer 3 still runs. False when it does
 // not apply (no such pair of findings, or nothing was answered).
 bool fold_retry_exhaustion_into_loss(const conn::PingReport& rc, std::vector<Finding>& layer2);
+
+// The TCP probe as evidence on layer 2's failures and roce-loss: clean TCP
+// beside failing RoCE points at something that treats RoCE (UDP 4791)
+// alone; loss on both is the path; too few clean echoes beside a loss rate
+// cannot tell the two apart, and the evidence says so.
+void add_tcp_evidence(const conn::TcpProbeReport& tcp, const std::vector<conn::PingReport>& pings,
+                      std::vector<Finding>& fs);
 // Layer 3's tests: the baseline, or with --full every operation and size.
 std::vector<perf::Spec> perf_plan(const CheckOptions& o);
 // The most important findings first: failures, then warnings, by layer.

@@ -443,6 +443,39 @@ TEST(Check, RetriesRunOutUnderMeasuredLossIsTheLossNotADeadPath) {
   EXPECT_FALSE(fold_retry_exhaustion_into_loss(rc, ud));
 }
 
+// Clean TCP echoes say "RoCE alone" only when there are enough of them to
+// exclude the loss the RoCE probes measured. Seen in the lab: 2 % loss in
+// the switch (TCP and RoCE alike), UD 98/101, and TCP's 20 echoes all came
+// back; "what is lost is RoCE" would have sent the user to the wrong place.
+TEST(Check, CleanTcpEchoesBlameRoceAloneOnlyWhereThereAreEnoughOfThem) {
+  conn::TcpProbeReport tcp;
+  tcp.connected = true;
+  tcp.tally = conn::ProbeTally{"tcp", 1000, 20, 20};
+  conn::PingReport ud;
+  ud.probes = {conn::ProbeTally{"ud", 64, 101, 98}};
+  const auto evidence = [&](std::vector<conn::PingReport> pings, Severity sev) {
+    std::vector<Finding> fs = {make_finding(
+        sev == Severity::kFail ? FindingId::kFirewallBlocksRoce : FindingId::kRoceLoss, sev,
+        Layer::kConnection, "")};
+    add_tcp_evidence(tcp, pings, fs);
+    return fs[0].evidence.empty() ? std::string("(none)") : fs[0].evidence.back();
+  };
+  const std::string few = evidence({ud}, Severity::kWarn);
+  EXPECT_NE(few.find("too few to tell loss on the path from loss of RoCE alone"),
+            std::string::npos)
+      << few;
+  EXPECT_NE(few.find("20 echoes allow up to 16 % loss per round trip"), std::string::npos) << few;
+  EXPECT_EQ(few.find("what is lost is RoCE"), std::string::npos);
+  // Half the UD probes lost: 20 clean echoes exclude that.
+  ud.probes = {conn::ProbeTally{"ud", 64, 100, 50}};
+  EXPECT_NE(evidence({ud}, Severity::kWarn).find("what is lost is RoCE"), std::string::npos);
+  // A dead RoCE path (a FAIL) beside clean TCP: RoCE alone, whatever the probe counts.
+  EXPECT_NE(evidence({}, Severity::kFail).find("what is lost is RoCE"), std::string::npos);
+  // TCP lost something too: the path.
+  tcp.retrans = 3;
+  EXPECT_NE(evidence({ud}, Severity::kWarn).find("loses packets too"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rdmacheck::check
 
