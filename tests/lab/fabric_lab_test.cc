@@ -1,0 +1,68 @@
+// Faults in the switch between the hosts (lab --fault switch-...), where
+// neither host's qdisc, firewall or link state can see them: the diagnosis
+// must come from end-to-end evidence, and the lab's wire report is the
+// truth it is held to.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "lab/lab_harness.h"
+
+namespace rdmacheck::labtest {
+namespace {
+
+const nlohmann::json* wire_of(const LabRun& r, const std::string& host) {
+  for (const auto& w : r.doc["wire"]) {
+    if (w["host"] == host) return &w;
+  }
+  return nullptr;
+}
+
+TEST(FabricLab, LossInTheSwitchIsNamedFromTheEndsAndNeitherHostSawIt) {
+  const auto r = run_lab({"--fault", "switch-loss:2@h1", "--seed", "7", "--run",
+                          "h2:rdmacheck check h1 --json"});
+  const auto& c = run_output(r, "h2");
+  ASSERT_TRUE(c.is_object()) << r.console;
+  EXPECT_EQ(printed_violations(r.doc, "lab.schema.json"), std::vector<std::string>{});
+  // The truth: the switch dropped frames both ways on h1's port; neither
+  // host's own queue dropped anything.
+  const auto* h1 = wire_of(r, "h1");
+  const auto* h2 = wire_of(r, "h2");
+  ASSERT_TRUE(h1 && h2) << r.doc["wire"].dump(2);
+  ASSERT_TRUE((*h1)["switch"].is_object()) << h1->dump(2);
+  EXPECT_EQ((*h1)["switch"]["faults"], nlohmann::json::array({"switch-loss:2@h1"}));
+  EXPECT_GT((*h1)["switch"]["in"]["lost"].get<int>(), 0);
+  EXPECT_GT((*h1)["switch"]["out"]["lost"].get<int>(), 0);
+  EXPECT_TRUE((*h2)["switch"].is_null());
+  for (const auto* w : {h1, h2}) {
+    ASSERT_TRUE((*w)["guest"].is_object()) << w->dump(2);
+    EXPECT_EQ((*w)["guest"]["qdisc_dropped"], 0) << w->dump(2);
+  }
+  EXPECT_NE(r.console.find("lab: switch port h1 (switch-loss:2@h1): towards h1 "),
+            std::string::npos);
+  // What the ends say: loss, as a warning (traffic passes: no layer FAILs).
+  std::vector<std::string> ids;
+  for (const auto& l : c["layers"]) {
+    EXPECT_NE(l["status"], "fail") << l.dump(2);
+    for (const auto& id : finding_ids(l["findings"])) ids.push_back(id);
+  }
+  const bool named = std::find(ids.begin(), ids.end(), "roce-loss") != ids.end() ||
+                     std::find(ids.begin(), ids.end(), "packet-loss-during-test") != ids.end();
+  EXPECT_TRUE(named) << c["layers"].dump(2);
+  EXPECT_EQ(c["exit_status"], 1);
+  // The loss hits TCP as well: the report must not put it on RoCE alone
+  // from a handful of clean TCP echoes.
+  for (const auto& l : c["layers"]) {
+    for (const auto& f : l["findings"]) {
+      for (const auto& e : f["evidence"]) {
+        if (!c["tcp_probe"]["lossy"].get<bool>()) {
+          EXPECT_EQ(e.get<std::string>().find("what is lost is RoCE"), std::string::npos)
+              << f.dump(2) << "\ntcp probe: " << c["tcp_probe"].dump();
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace rdmacheck::labtest
