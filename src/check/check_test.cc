@@ -454,15 +454,14 @@ TEST(Check, CleanTcpEchoesBlameRoceAloneOnlyWhereThereAreEnoughOfThem) {
   conn::PingReport ud;
   ud.probes = {conn::ProbeTally{"ud", 64, 101, 98}};
   const auto evidence = [&](std::vector<conn::PingReport> pings, Severity sev) {
-    std::vector<Finding> fs = {make_finding(
-        sev == Severity::kFail ? FindingId::kFirewallBlocksRoce : FindingId::kRoceLoss, sev,
-        Layer::kConnection, "")};
+    std::vector<Finding> fs = {
+        make_finding(sev == Severity::kFail ? FindingId::kFirewallBlocksRoce : FindingId::kRoceLoss,
+                     sev, Layer::kConnection, "")};
     add_tcp_evidence(tcp, pings, fs);
     return fs[0].evidence.empty() ? std::string("(none)") : fs[0].evidence.back();
   };
   const std::string few = evidence({ud}, Severity::kWarn);
-  EXPECT_NE(few.find("too few to tell loss on the path from loss of RoCE alone"),
-            std::string::npos)
+  EXPECT_NE(few.find("too few to tell loss on the path from loss of RoCE alone"), std::string::npos)
       << few;
   EXPECT_NE(few.find("20 echoes allow up to 16 % loss per round trip"), std::string::npos) << few;
   EXPECT_EQ(few.find("what is lost is RoCE"), std::string::npos);

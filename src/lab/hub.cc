@@ -54,7 +54,8 @@ Result<std::unique_ptr<Hub>> Hub::start(const std::vector<std::string>& hub_path
   h->wires_ = wires.empty() ? std::vector<int>(hub_paths.size(), 1) : wires;
   for (size_t i = 0; i < hub_paths.size(); ++i) {
     // One stream of random choices per port and direction.
-    h->shapers_.push_back(PortShapers{Shaper(seed * 1000003 + 2 * i), Shaper(seed * 1000003 + 2 * i + 1)});
+    h->shapers_.push_back(
+        PortShapers{Shaper(seed * 1000003 + 2 * i), Shaper(seed * 1000003 + 2 * i + 1)});
   }
   h->thread_ = std::thread([raw = h.get()] { raw->loop(); });
   return h;
@@ -235,7 +236,8 @@ void Hub::loop() {
         }
         if (fate.drop) continue;
         std::string data(frame.data(), len);
-        if (fate.flip_bit) data[*fate.flip_bit / 8] ^= static_cast<char>(1U << (*fate.flip_bit % 8));
+        if (fate.flip_bit)
+          data[*fate.flip_bit / 8] ^= static_cast<char>(1U << (*fate.flip_bit % 8));
         for (int c = 0; c < fate.copies; ++c) {
           for (size_t j = 0; j < n; ++j) {
             if (j != i && wires_[j] == wires_[i]) towards(j, data, fate.delay_s);

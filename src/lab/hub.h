@@ -30,8 +30,7 @@ class Hub {
   // SEED makes the switch faults' random choices repeatable.
   static Result<std::unique_ptr<Hub>> start(const std::vector<std::string>& hub_paths,
                                             const std::vector<std::string>& guest_paths,
-                                            const std::vector<int>& wires = {},
-                                            uint64_t seed = 1);
+                                            const std::vector<int>& wires = {}, uint64_t seed = 1);
   Hub(const Hub&) = delete;
   Hub& operator=(const Hub&) = delete;
   ~Hub();

@@ -41,13 +41,13 @@ struct LabOptions {
   int hosts = 2;
   int nics = 1;  // NICs per host, each on its own wire
   DeviceOrder device_order = DeviceOrder::kNics;
-  std::vector<std::string> setup;   // "HOST:CMD"
-  std::vector<std::string> run;     // "HOST:CMD"
-  std::vector<std::string> faults;  // "NAME[:ARG][@HOST[-NIC]]", or a switch fault
+  std::vector<std::string> setup;        // "HOST:CMD"
+  std::vector<std::string> run;          // "HOST:CMD"
+  std::vector<std::string> faults;       // "NAME[:ARG][@HOST[-NIC]]", or a switch fault
   std::vector<std::string> fault_at;     // "SECONDS:SWITCH-FAULT": starts that long into the run
   std::vector<std::string> fault_until;  // "SECONDS:SWITCH-FAULT": ends then
   uint64_t seed = 1;                     // the switch faults' random choices
-  std::string serve_args;           // appended to h1's serve command line
+  std::string serve_args;                // appended to h1's serve command line
   bool ssh = false;   // sshd and root's keys on every guest (lab/ssh.h), and an MPI hostfile
   bool mesh = false;  // ssh, and the default test is `rdmacheck mesh` over all guests from h1
   bool json = false;

@@ -12,15 +12,24 @@ namespace {
 // duplication, delay and reordering).
 int stage(SwitchFaultKind k) {
   switch (k) {
-    case SwitchFaultKind::kMaxSize: return 0;
-    case SwitchFaultKind::kFlap: return 1;
-    case SwitchFaultKind::kLoss: return 2;
-    case SwitchFaultKind::kBurstLoss: return 3;
-    case SwitchFaultKind::kRate: return 4;
-    case SwitchFaultKind::kCorrupt: return 5;
-    case SwitchFaultKind::kDup: return 6;
-    case SwitchFaultKind::kDelay: return 7;
-    case SwitchFaultKind::kReorder: return 8;
+    case SwitchFaultKind::kMaxSize:
+      return 0;
+    case SwitchFaultKind::kFlap:
+      return 1;
+    case SwitchFaultKind::kLoss:
+      return 2;
+    case SwitchFaultKind::kBurstLoss:
+      return 3;
+    case SwitchFaultKind::kRate:
+      return 4;
+    case SwitchFaultKind::kCorrupt:
+      return 5;
+    case SwitchFaultKind::kDup:
+      return 6;
+    case SwitchFaultKind::kDelay:
+      return 7;
+    case SwitchFaultKind::kReorder:
+      return 8;
   }
   return 9;
 }

@@ -25,7 +25,9 @@ struct ShaperCounters {
   uint64_t duplicated = 0;
   uint64_t corrupted = 0;
   uint64_t reordered = 0;  // held back by switch-reorder
-  [[nodiscard]] uint64_t dropped() const { return lost + flap_dropped + size_dropped + rate_dropped; }
+  [[nodiscard]] uint64_t dropped() const {
+    return lost + flap_dropped + size_dropped + rate_dropped;
+  }
 };
 
 struct FrameFate {
@@ -53,10 +55,10 @@ class Shaper {
  private:
   struct State {
     SwitchFault f;
-    bool bad = false;                   // burst loss: in the lossy state
-    std::optional<double> since;        // when it became active (flap phase)
-    double busy_until = 0;              // rate: when the port's queue drains
-    int64_t last_down_period = -1;      // flap: the last down period counted
+    bool bad = false;               // burst loss: in the lossy state
+    std::optional<double> since;    // when it became active (flap phase)
+    double busy_until = 0;          // rate: when the port's queue drains
+    int64_t last_down_period = -1;  // flap: the last down period counted
   };
   double uniform() { return std::uniform_real_distribution<double>(0, 1)(rng_); }
   bool chance(double percent) { return uniform() * 100 < percent; }

@@ -41,16 +41,22 @@ Args split_args(const std::string& arg) {
 // What each kind takes, for the error that names the expected spelling.
 std::string_view usage(SwitchFaultKind k) {
   switch (k) {
-    case SwitchFaultKind::kLoss: return "switch-loss:PCT (0 < PCT <= 100)";
+    case SwitchFaultKind::kLoss:
+      return "switch-loss:PCT (0 < PCT <= 100)";
     case SwitchFaultKind::kBurstLoss:
       return "switch-burst-loss:PCT[/BURST] (0 < PCT < 100, BURST >= 1 frames on average)";
-    case SwitchFaultKind::kDelay: return "switch-delay:MS[/JITTER_MS] (0 < MS, 0 <= JITTER <= MS)";
-    case SwitchFaultKind::kDup: return "switch-dup:PCT (0 < PCT <= 100)";
-    case SwitchFaultKind::kCorrupt: return "switch-corrupt:PCT (0 < PCT <= 100)";
+    case SwitchFaultKind::kDelay:
+      return "switch-delay:MS[/JITTER_MS] (0 < MS, 0 <= JITTER <= MS)";
+    case SwitchFaultKind::kDup:
+      return "switch-dup:PCT (0 < PCT <= 100)";
+    case SwitchFaultKind::kCorrupt:
+      return "switch-corrupt:PCT (0 < PCT <= 100)";
     case SwitchFaultKind::kReorder:
       return "switch-reorder:PCT[/GAP_MS] (0 < PCT <= 100, GAP_MS > 0, default 2)";
-    case SwitchFaultKind::kRate: return "switch-rate:MBIT (0.01 <= MBIT <= 100000)";
-    case SwitchFaultKind::kMaxSize: return "switch-maxsize:BYTES (60 <= BYTES <= 65535)";
+    case SwitchFaultKind::kRate:
+      return "switch-rate:MBIT (0.01 <= MBIT <= 100000)";
+    case SwitchFaultKind::kMaxSize:
+      return "switch-maxsize:BYTES (60 <= BYTES <= 65535)";
     case SwitchFaultKind::kFlap:
       return "switch-flap:DOWN_S/PERIOD_S (0 < DOWN_S < PERIOD_S <= 3600)";
   }

@@ -71,11 +71,11 @@ struct SwitchFault {
   std::string host;  // "h3"
   int nic = 1;       // the host's NIC, 1-based (its wire)
   PortDirection direction = PortDirection::kBoth;
-  double percent = 0;   // loss, burst-loss, dup, corrupt, reorder
-  double burst = 4;     // burst-loss: mean frames per burst
-  double ms = 0;        // delay; reorder: the gap
-  double jitter_ms = 0;  // delay
-  double mbit = 0;       // rate
+  double percent = 0;      // loss, burst-loss, dup, corrupt, reorder
+  double burst = 4;        // burst-loss: mean frames per burst
+  double ms = 0;           // delay; reorder: the gap
+  double jitter_ms = 0;    // delay
+  double mbit = 0;         // rate
   uint64_t max_bytes = 0;  // maxsize
   double down_s = 0;       // flap
   double period_s = 0;     // flap

@@ -77,11 +77,16 @@ std::string format_switch(const std::string& what, const ShaperCounters& c) {
 namespace {
 
 nlohmann::json to_json(const ShaperCounters& c) {
-  return {{"frames", c.frames},         {"dropped", c.dropped()},
-          {"lost", c.lost},             {"flap_dropped", c.flap_dropped},
-          {"flaps", c.flaps},           {"size_dropped", c.size_dropped},
-          {"rate_dropped", c.rate_dropped}, {"delayed", c.delayed},
-          {"reordered", c.reordered},   {"duplicated", c.duplicated},
+  return {{"frames", c.frames},
+          {"dropped", c.dropped()},
+          {"lost", c.lost},
+          {"flap_dropped", c.flap_dropped},
+          {"flaps", c.flaps},
+          {"size_dropped", c.size_dropped},
+          {"rate_dropped", c.rate_dropped},
+          {"delayed", c.delayed},
+          {"reordered", c.reordered},
+          {"duplicated", c.duplicated},
           {"corrupted", c.corrupted}};
 }
 

@@ -19,8 +19,8 @@ const nlohmann::json* wire_of(const LabRun& r, const std::string& host) {
 }
 
 TEST(FabricLab, LossInTheSwitchIsNamedFromTheEndsAndNeitherHostSawIt) {
-  const auto r = run_lab({"--fault", "switch-loss:2@h1", "--seed", "7", "--run",
-                          "h2:rdmacheck check h1 --json"});
+  const auto r = run_lab(
+      {"--fault", "switch-loss:2@h1", "--seed", "7", "--run", "h2:rdmacheck check h1 --json"});
   const auto& c = run_output(r, "h2");
   ASSERT_TRUE(c.is_object()) << r.console;
   EXPECT_EQ(printed_violations(r.doc, "lab.schema.json"), std::vector<std::string>{});
