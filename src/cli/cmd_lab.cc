@@ -3,6 +3,7 @@
 #include "base/enum_table.h"
 #include "cli/command.h"
 #include "cli/print.h"
+#include "lab/control.h"
 #include "lab/lab.h"
 
 namespace rdmacheck::cli {
@@ -92,7 +93,48 @@ Runner attach_lab(CLI::App& app) {
       "Soft-RoCE (rdma_rxe) on one virtual wire per NIC (--nics); h1 runs 'rdmacheck serve', hN\n"
       "runs the test.\n"
       "Exit status: the test's (0 pass, 1 warnings, 2 fail), 3 when the lab itself failed.");
-  return [o]() {
+  // rdmacheck lab fault: the running lab's switch, from another shell.
+  struct FaultOpts {
+    std::string action;
+    std::string spec;
+    std::string workdir;
+  };
+  auto f = std::make_shared<FaultOpts>();
+  auto* fault = app.add_subcommand(
+      "fault", "change the switch faults of a running lab: add SWITCH-FAULT, clear, list");
+  fault->add_option("action", f->action, "add, clear or list")
+      ->required()
+      ->check(CLI::IsMember({"add", "clear", "list"}));
+  fault->add_option("fault", f->spec,
+                    "with add: a switch fault as --fault spells it, e.g. switch-loss:5@h2:in");
+  fault->add_option("--workdir", f->workdir,
+                    "the running lab's work directory (default: the one lab running in $TMPDIR)");
+  fault->footer(
+      "Acts at once, between the lab's other work; the wire report at the end counts what every "
+      "fault did.\nExit status: 0 done, 2 refused (the reply says why), 3 no running lab.");
+  return [o, f, fault]() {
+    if (fault->parsed()) {
+      if ((f->action == "add") == f->spec.empty()) {
+        std::fprintf(stderr, "rdmacheck lab fault: %s\n",
+                     f->action == "add" ? "add needs a switch fault, e.g. switch-loss:5@h2"
+                                        : "clear and list take no fault");
+        return 2;
+      }
+      auto sock = lab::find_lab_control(f->workdir);
+      if (!sock) {
+        std::fprintf(stderr, "rdmacheck lab fault: %s\n", sock.error().context.c_str());
+        return lab::kLabFailed;
+      }
+      auto reply = lab::control_request(*sock, f->action + (f->spec.empty() ? "" : " " + f->spec));
+      if (!reply) {
+        std::fprintf(stderr, "rdmacheck lab fault: %s\n", reply.error().message().c_str());
+        return lab::kLabFailed;
+      }
+      const bool ok = reply->rfind("ok", 0) == 0;
+      std::fprintf(ok ? stdout : stderr, "%s\n",
+                   ok ? reply->c_str() : ("rdmacheck lab fault: " + *reply).c_str());
+      return ok ? 0 : 2;
+    }
     lab::LabOptions l = o->l;
     l.timeout = std::chrono::seconds(o->timeout_s);
     l.device_order = *parse_enum<lab::DeviceOrder>(o->device_order);

@@ -111,6 +111,7 @@ enum class FindingId {
   kServerRefused,
   kSoftwareRdmaDevice,
   kTrafficFailed,
+  kTrafficStalled,
   kUverbsMissing,
   kVersionMismatch,
   // Not an id: a finding from a peer whose id this build does not know
@@ -215,6 +216,7 @@ struct EnumNames<FindingId> {
       {FindingId::kServerRefused, "server-refused"},
       {FindingId::kSoftwareRdmaDevice, "software-rdma-device"},
       {FindingId::kTrafficFailed, "traffic-failed"},
+      {FindingId::kTrafficStalled, "traffic-stalled"},
       {FindingId::kUverbsMissing, "uverbs-missing"},
       {FindingId::kVersionMismatch, "version-mismatch"},
   }};

@@ -15,6 +15,7 @@
 #include "base/deadline.h"
 #include "base/fd.h"
 #include "host/ticket.h"
+#include "lab/control.h"
 #include "lab/hub.h"
 #include "lab/initramfs.h"
 #include "lab/kernel.h"
@@ -120,6 +121,7 @@ class Lab {
   std::vector<Guest> guests_;
   std::vector<WireCounters> wire_;  // read once, before the hub stops
   bool run_began_ = false;          // every guest has started its run commands
+  Fd control_;                      // rdmacheck lab fault (lab/control.h)
 };
 
 // Keys, sshd_config, known_hosts and the MPI hostfile (lab/ssh.h), and
@@ -418,6 +420,9 @@ int Lab::run() {
   if (auto s = prepare(*plan, *kernel); !s) return finish(kLabFailed, s.error().message());
 
   if (auto s = start_hub(*plan); !s) return finish(kLabFailed, s.error().message());
+  auto control = listen_control(dir_);
+  if (!control) return finish(kLabFailed, control.error().message());
+  control_ = std::move(*control);
 
   std::string subnets;
   for (const auto& n : plan->front().nics) {
@@ -426,6 +431,7 @@ int Lab::run() {
   std::fprintf(out_, "lab: %zu hosts on %s, kernel %s, %s, work dir %s\n", plan->size(),
                subnets.c_str(), kernel->version.c_str(),
                o_.accel == "kvm" ? "KVM" : "TCG emulation", dir_.c_str());
+
   for (size_t i = 0; i < plan->size(); ++i) {
     const GuestPlan& gp = (*plan)[i];
     VmSpec spec;
@@ -454,12 +460,22 @@ int Lab::run() {
   for (;;) {
     std::vector<pollfd> fds;
     for (auto& g : guests_) fds.push_back(pollfd{g.vm->console_fd(), POLLIN, 0});
+    fds.push_back(pollfd{control_.get(), POLLIN, 0});
     ::poll(fds.data(), fds.size(), 100);
     for (auto& g : guests_) {
       pump(g);
       poll_files(g);
     }
     notice_run_began();
+    while (serve_control_once(control_, [&](const std::string& line) {
+      const std::string reply = control_reply(*hub_, ports_, o_.hosts, o_.nics, line);
+      if (reply.rfind("ok: added", 0) == 0 || reply.rfind("ok: no switch faults now", 0) == 0) {
+        std::fprintf(out_, "lab: %s (rdmacheck lab fault)\n", reply.substr(4).c_str());
+        std::fflush(out_);
+      }
+      return reply;
+    })) {
+    }
     for (auto& g : guests_) {
       if (!g.failed.empty()) {
         return finish(kLabFailed, fmt::format("{} failed: {}", g.plan.name, g.failed));

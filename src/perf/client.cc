@@ -417,6 +417,9 @@ PerfReport run_perf(const PerfOptions& o, const std::atomic<bool>& stop) {
                        r.peer ? r.peer->hostname : o.target.host, msgs);
   if (r.ok) {
     for (auto& f : verdict_findings(o.spec, r.link, r.bw, r.lat)) r.findings.push_back(f);
+    // A measured outage first: the retransmissions counted beside it are
+    // what it cost.
+    if (auto f = stall_finding(o.spec, r.bw, r.lat)) r.findings.insert(r.findings.begin(), *f);
   }
   if (auto f = validation_finding(r.validation_checks, r.validation_errors)) {
     r.findings.push_back(*f);

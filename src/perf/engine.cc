@@ -185,6 +185,7 @@ Result<BwSample> run_bw(std::span<Lane> lanes, const Spec& s, uint32_t size, Dea
   }
   b.interval_s =
       b.interval_gbps.empty() ? 0 : (to_t - from_t) / static_cast<double>(b.interval_gbps.size());
+  b.stall = longest_stall(progress);
   return b;
 }
 

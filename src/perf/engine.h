@@ -43,6 +43,9 @@ struct BwSample {
   // steady avg_gbps was. Empty when bidirectional (this side sees one direction).
   std::vector<double> interval_gbps;
   double interval_s = 0;  // their average length (exact unless points were sparse)
+  // The longest time no message completed, warm-up included (seconds into
+  // the run it began, its length, whether traffic resumed after it).
+  Stall stall;
 };
 // A tenth of the run, as the peak's window: check's 1.5 s counted (2 s less
 // the warm-up) are ten 150 ms parts.

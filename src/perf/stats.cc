@@ -106,4 +106,16 @@ std::vector<double> interval_rates(const std::vector<Progress>& p, int n) {
   return out;
 }
 
+Stall longest_stall(const std::vector<Progress>& p) {
+  Stall best;
+  size_t start = 0;  // the first point of a run of points with one count
+  for (size_t i = 1; i <= p.size() && !p.empty(); ++i) {
+    if (i < p.size() && p[i].msgs == p[start].msgs) continue;
+    const double len = p[i - 1].t - p[start].t;
+    if (len > best.seconds) best = Stall{p[start].t, len, i < p.size()};
+    start = i;
+  }
+  return best;
+}
+
 }  // namespace rdmacheck::perf

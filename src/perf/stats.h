@@ -50,4 +50,14 @@ double peak_rate(const std::vector<Progress>& points, double min_window);
 // intervals; none for fewer than two points or no time between them.
 std::vector<double> interval_rates(const std::vector<Progress>& points, int n);
 
+// The longest span in which no message completed: from the first point with
+// a count to the last point with the same count (points come every
+// millisecond, completions or not). Zero for fewer than two points.
+struct Stall {
+  double from = 0;       // seconds since start
+  double seconds = 0;    // its length
+  bool resumed = false;  // messages completed after it
+};
+Stall longest_stall(const std::vector<Progress>& points);
+
 }  // namespace rdmacheck::perf

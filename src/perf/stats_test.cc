@@ -94,5 +94,30 @@ TEST(IntervalRates, SparsePointsGiveFewerIntervals) {
   EXPECT_TRUE(interval_rates({{1, 0}, {1, 5}}, 10).empty());
 }
 
+// Points every 10 ms; nothing completes from 1.00 s to 3.50 s, then it resumes.
+TEST(LongestStall, TheLongestRunOfPointsWithOneCount) {
+  std::vector<Progress> p;
+  uint64_t msgs = 0;
+  for (int ms = 0; ms <= 5000; ms += 10) {
+    if (ms <= 1000 || ms > 3500) msgs += 5;
+    p.push_back({ms / 1000.0, msgs});
+  }
+  const Stall s = longest_stall(p);
+  EXPECT_NEAR(s.from, 1.0, 1e-9);
+  EXPECT_NEAR(s.seconds, 2.5, 1e-9);
+  EXPECT_TRUE(s.resumed);
+  // A run that ends stalled: not resumed.
+  p.resize(300);  // up to 2.99 s
+  const Stall end = longest_stall(p);
+  EXPECT_NEAR(end.seconds, 1.99, 1e-9);
+  EXPECT_FALSE(end.resumed);
+  // Steady traffic: no stall longer than a sample.
+  std::vector<Progress> steady;
+  for (int i = 0; i < 100; ++i) steady.push_back({i * 0.001, static_cast<uint64_t>(i)});
+  EXPECT_EQ(longest_stall(steady).seconds, 0);
+  EXPECT_EQ(longest_stall({}).seconds, 0);
+  EXPECT_EQ(longest_stall({{0, 0}}).seconds, 0);
+}
+
 }  // namespace
 }  // namespace rdmacheck::perf

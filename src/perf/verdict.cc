@@ -110,4 +110,65 @@ std::vector<Finding> verdict_findings(const Spec& s, const LinkFacts& l,
   return out;
 }
 
+std::optional<Finding> stall_finding(const Spec& s, const std::vector<BwSample>& bw,
+                                     const std::vector<LatSample>& lat) {
+  const BwSample* worst = nullptr;
+  for (const auto& b : bw) {
+    if (b.stall.resumed && b.stall.seconds >= kStallWarnS &&
+        (worst == nullptr || b.stall.seconds > worst->stall.seconds)) {
+      worst = &b;
+    }
+  }
+  // A round trip's time, in seconds (the figures are half of it for write and send).
+  const auto rtt_s = [](const LatSample& l, double us) {
+    return us * (l.half_round_trip ? 2 : 1) / 1e6;
+  };
+  const LatSample* slow = nullptr;
+  for (const auto& l : lat) {
+    if (rtt_s(l, l.stats.max) >= kStallWarnS &&
+        (slow == nullptr || rtt_s(l, l.stats.max) > rtt_s(*slow, slow->stats.max))) {
+      slow = &l;
+    }
+  }
+  if (worst == nullptr && slow == nullptr) return std::nullopt;
+  Finding f;
+  f.id = FindingId::kTrafficStalled;
+  f.severity = Severity::kWarn;
+  f.layer = Layer::kPerformance;
+  if (worst != nullptr) {
+    f.summary = fmt::format(
+        "traffic stopped for {:.1f} s and then resumed: no {} of {} B completed from {:.1f} s to "
+        "{:.1f} s into the test",
+        worst->stall.seconds, name_of(s.op), worst->size, worst->stall.from,
+        worst->stall.from + worst->stall.seconds);
+  } else {
+    f.summary = fmt::format(
+        "traffic stopped for {:.1f} s and then resumed: one {} round trip of {} B took that long, "
+        "the median {:.3f} ms",
+        rtt_s(*slow, slow->stats.max), name_of(s.op), slow->size,
+        rtt_s(*slow, slow->stats.median) * 1e3);
+  }
+  for (const auto& b : bw) {
+    if (b.stall.seconds >= kStallWarnS) {
+      f.evidence.push_back(
+          fmt::format("{} B: the longest time without a completion was {:.2f} s "
+                      "(progress sampled every millisecond)",
+                      b.size, b.stall.seconds));
+    }
+  }
+  for (const auto& l : lat) {
+    if (rtt_s(l, l.stats.max) >= kStallWarnS) {
+      f.evidence.push_back(fmt::format("{} B: the slowest of {} round trips took {:.2f} s", l.size,
+                                       l.stats.n, rtt_s(l, l.stats.max)));
+    }
+  }
+  f.fix =
+      "three causes look like this from the ends: a link or switch port that went down and came "
+      "back (a flap one hop away leaves both hosts' carrier up: look for a down/up at that time "
+      "in the switch's log and counters); a peer host that stopped for a while (its dmesg, CPU "
+      "and memory pressure, the serve log's timestamps); or a burst of loss long enough for "
+      "several ACK timeouts in a row (then packet-loss-during-test stands beside this finding)";
+  return f;
+}
+
 }  // namespace rdmacheck::perf

@@ -49,4 +49,13 @@ std::vector<Finding> verdict_findings(const Spec& s, const LinkFacts& l,
                                       const std::vector<BwSample>& bw,
                                       const std::vector<LatSample>& lat);
 
+// A bandwidth run in which no message completed for kStallWarnS or more and
+// then traffic resumed, or a latency test one of whose round trips took that
+// long: traffic-stalled, with when and how long. Well above one RC ACK
+// timeout (rxe's floor is 1.07 s), so steady loss rarely reaches it; where
+// it does, packet-loss-during-test stands beside it.
+constexpr double kStallWarnS = 3.0;
+std::optional<Finding> stall_finding(const Spec& s, const std::vector<BwSample>& bw,
+                                     const std::vector<LatSample>& lat);
+
 }  // namespace rdmacheck::perf

@@ -69,5 +69,41 @@ TEST(Verdict, SoftwareDevicesGetAnHonestInfo) {
   EXPECT_FALSE(expected_bw(l, 65536));
 }
 
+// Traffic that stopped for seconds and came back is named, on any device
+// (software ones too: a flap is no CPU figure); shorter stalls, or a run
+// that never resumed (its failure says why), are not.
+TEST(Verdict, ATrafficStallThatResumedIsNamedWithWhenAndHowLong) {
+  Spec s;
+  BwSample b{65536, 1000, 20, 1, 1, 0, 0};
+  b.stall = Stall{31.2, 5.3, true};
+  auto f = stall_finding(s, {b}, {});
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->id, FindingId::kTrafficStalled);
+  EXPECT_EQ(f->severity, Severity::kWarn);
+  EXPECT_EQ(f->summary,
+            "traffic stopped for 5.3 s and then resumed: no write of 65536 B completed from "
+            "31.2 s to 36.5 s into the test");
+  EXPECT_NE(f->fix.find("went down and came back"), std::string::npos);
+  EXPECT_NE(f->fix.find("a peer host that stopped"), std::string::npos);
+  b.stall.seconds = kStallWarnS - 0.1;  // one or two ACK timeouts under loss
+  EXPECT_FALSE(stall_finding(s, {b}, {}));
+  b.stall = Stall{3, 9, false};
+  EXPECT_FALSE(stall_finding(s, {b}, {})) << "never resumed: the run's own failure says why";
+  // A latency test: one round trip of 4.2 s among 50 of about a millisecond.
+  LatSample l;
+  l.size = 64;
+  l.stats.n = 50;
+  l.stats.median = 500;  // us, half round trip
+  l.stats.max = 2.1e6;   // half of 4.2 s
+  auto lf = stall_finding(s, {}, {l});
+  ASSERT_TRUE(lf);
+  EXPECT_EQ(lf->summary,
+            "traffic stopped for 4.2 s and then resumed: one write round trip of 64 B took that "
+            "long, the median 1.000 ms");
+  EXPECT_EQ(lf->evidence.back(), "64 B: the slowest of 50 round trips took 4.20 s");
+  l.stats.max = 1.4e6;  // 2.8 s: under the bar
+  EXPECT_FALSE(stall_finding(s, {}, {l}));
+}
+
 }  // namespace
 }  // namespace rdmacheck::perf

@@ -64,5 +64,35 @@ TEST(FabricLab, LossInTheSwitchIsNamedFromTheEndsAndNeitherHostSawIt) {
   }
 }
 
+// A link flap one hop away, in the middle of a bandwidth test: h1's switch
+// port passes nothing for 4 s from 8 s into the run (the 20 s test is well
+// under way by then; RC's retries, 7 x 1.07 s on rxe, outlast the flap).
+// The test ends in bounded time, measured, and names the stall with when it
+// was; the wire report counts one flap.
+TEST(FabricLab, AFlapMidTestEndsInBoundedTimeAndIsNamedAsAStall) {
+  const auto r = run_lab({"--fault-at", "8:switch-flap:4/1000@h1", "--run",
+                          "h2:rdmacheck bw h1 -D 20 -s 4096 --json"});
+  const auto& d = run_output(r, "h2");
+  ASSERT_TRUE(d.is_object()) << r.console;
+  EXPECT_EQ(printed_violations(d, "perf.schema.json"), std::vector<std::string>{});
+  EXPECT_EQ(d["ok"], true) << d.dump(2);
+  EXPECT_EQ(run_exit(r, "h2"), 1);
+  const auto* h1 = wire_of(r, "h1");
+  ASSERT_TRUE(h1 && (*h1)["switch"].is_object()) << r.doc["wire"].dump(2);
+  EXPECT_EQ((*h1)["switch"]["faults"],
+            nlohmann::json::array({"--fault-at 8:switch-flap:4/1000@h1"}));
+  EXPECT_EQ((*h1)["switch"]["in"]["flaps"], 1);
+  EXPECT_GT((*h1)["switch"]["in"]["flap_dropped"].get<int>(), 0);
+  EXPECT_NE(r.console.find("lab: the run began"), std::string::npos);
+  const nlohmann::json* stall = nullptr;
+  for (const auto& f : d["findings"]) {
+    if (f["id"] == "traffic-stalled") stall = &f;
+  }
+  ASSERT_NE(stall, nullptr) << d["findings"].dump(2);
+  EXPECT_EQ((*stall)["severity"], "warn");
+  EXPECT_NE((*stall)["summary"].get<std::string>().find("traffic stopped for "), std::string::npos);
+  for (const auto& f : d["findings"]) EXPECT_NE(f["id"], "firewall-blocks-roce") << f.dump(2);
+}
+
 }  // namespace
 }  // namespace rdmacheck::labtest
