@@ -80,6 +80,8 @@ bool Hub::add_fault(size_t port, const SwitchFault& f) {
   if (port >= shapers_.size()) return false;
   if (f.direction != PortDirection::kOut) shapers_[port].in.add(f);
   if (f.direction != PortDirection::kIn) shapers_[port].out.add(f);
+  ever_.resize(shapers_.size());
+  ever_[port].push_back(f.spec);
   return true;
 }
 
@@ -103,6 +105,7 @@ Hub::PortFaults Hub::switch_report(size_t port) const {
   const auto& s = shapers_[port];
   r.in = s.in.counters();
   r.out = s.out.counters();
+  if (port < ever_.size()) r.ever = ever_[port];
   // A fault on both directions sits in both shapers: name it once.
   for (const auto& f : s.in.faults()) r.faults.push_back(f);
   for (const auto& f : s.out.faults()) {

@@ -56,7 +56,8 @@ class Hub {
   // The moment the lab's run began: --fault-at/--fault-until count from it.
   void begin_run();
   struct PortFaults {
-    std::vector<SwitchFault> faults;  // on either direction
+    std::vector<SwitchFault> faults;  // on either direction, now
+    std::vector<std::string> ever;    // every fault the port has had (its spec), cleared or not
     ShaperCounters in;                // frames towards the port's host
     ShaperCounters out;               // frames from it
   };
@@ -83,7 +84,8 @@ class Hub {
   };
   mutable std::mutex mu_;  // guards shapers_ and run_began_
   std::vector<PortShapers> shapers_;
-  std::optional<double> run_began_;  // now_s() at begin_run()
+  std::vector<std::vector<std::string>> ever_;  // per port: PortFaults::ever
+  std::optional<double> run_began_;             // now_s() at begin_run()
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
   std::thread thread_;
 };

@@ -136,6 +136,10 @@ TEST(Hub, SwitchFaultsActOnTheirPortAndDirectionAndAreCounted) {
   EXPECT_EQ(receive(g[0]), "marker");
   // Counters cover the hub's whole life: clearing the faults keeps them.
   EXPECT_EQ(h.switch_report(1).in.lost, 2u);
+  EXPECT_EQ(h.switch_report(1).ever,
+            (std::vector<std::string>{"switch-loss:100@h2:in", "switch-dup:100@h2",
+                                      "switch-delay:50@h2:in", "switch-loss:100@h2:in"}))
+      << "every fault the port had, cleared or not, for the wire report";
   hub->reset();
   std::filesystem::remove_all(dir);
 }

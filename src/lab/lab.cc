@@ -328,7 +328,7 @@ std::vector<WireCounters> Lab::wire_counters() {
     w.hub_unheard_to = hub_->unheard_to(i);
     w.hub_max_queue = hub_->max_queue_to(i);
     const auto sw = hub_->switch_report(i);
-    for (const auto& f : sw.faults) w.switch_faults.push_back(f.spec);
+    w.switch_faults = sw.ever;  // cleared ones too: their counters are in the report
     w.switch_in = sw.in;
     w.switch_out = sw.out;
     if (auto t = read_text(dir_ / w.host / ("wire." + w.netdev))) w.guest = parse_guest_wire(*t);

@@ -32,7 +32,7 @@ struct WireCounters {
   uint64_t hub_unheard_to = 0;  // frames for this host before its QEMU listened (boot)
   uint64_t hub_max_queue = 0;   // the deepest the hub's queue towards this host got
   std::optional<GuestWire> guest;
-  // The switch faults on this host's port, and what they did: in is towards
+  // Every switch fault this host's port had (cleared ones too), and what they did: in is towards
   // the host, out is what it sent. Empty faults: the port had none.
   std::vector<std::string> switch_faults;
   ShaperCounters switch_in;
