@@ -378,13 +378,15 @@ Finding auth_finding(const ConnObservation& o) {
       id = FindingId::kNoGreeting;
       summary = fmt::format(
           "something on {}:{} accepted the connection but sent no greeting: it is not this "
-          "version's `rdmacheck serve`",
+          "version's `rdmacheck serve`, or the path lost everything after the TCP handshake",
           o.host, o.tcp_port);
       fix = fmt::format(
-          "check -p / the port (on the server, `ss -ltnp 'sport = :{}'` names what listens); "
-          "if it is an rdmacheck older than protocol version 2 (it waits for the client to speak "
-          "first), run the same rdmacheck version on both hosts",
-          o.tcp_port);
+          "on the server, `ss -ltnp 'sport = :{}'` names what listens: another service means "
+          "check -p / the port; an rdmacheck older than protocol version 2 (it waits for the "
+          "client to speak first) means the same rdmacheck version on both hosts; this "
+          "version's `rdmacheck serve` means the path dropped its greeting: run the command "
+          "again and watch the link (ping -i 0.2 {} shows the gaps of a flapping link)",
+          o.tcp_port, o.host);
       break;
     case AuthFailure::kNone:
     case AuthFailure::kProtocol:
