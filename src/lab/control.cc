@@ -16,18 +16,7 @@ namespace rdmacheck::lab {
 namespace fs = std::filesystem;
 namespace {
 
-Result<sockaddr_un> addr_of(const fs::path& p) {
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  const std::string s = p.string();
-  if (s.size() >= sizeof a.sun_path) {
-    return plain_error("lab", fmt::format("control socket path too long ({} bytes): {}; use a "
-                                          "shorter --workdir",
-                                          s.size(), s));
-  }
-  std::memcpy(a.sun_path, s.c_str(), s.size());
-  return a;
-}
+Result<sockaddr_un> addr_of(const fs::path& p) { return unix_addr(p.string()); }
 
 // Reads up to the first '\n' (at most 4 KiB) until DEADLINE.
 Result<std::string> read_line(const Fd& fd, Deadline d, bool whole) {

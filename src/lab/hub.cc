@@ -12,7 +12,6 @@
 #include <queue>
 
 namespace rdmacheck::lab {
-namespace {
 
 Result<sockaddr_un> unix_addr(const std::string& path) {
   sockaddr_un a{};
@@ -25,8 +24,6 @@ Result<sockaddr_un> unix_addr(const std::string& path) {
   std::memcpy(a.sun_path, path.c_str(), path.size());
   return a;
 }
-
-}  // namespace
 
 Result<std::unique_ptr<Hub>> Hub::start(const std::vector<std::string>& hub_paths,
                                         const std::vector<std::string>& guest_paths,

@@ -6,6 +6,8 @@
 // Shaper per direction): what the fabric between the hosts does to frames.
 #pragma once
 
+#include <sys/un.h>
+
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -21,6 +23,10 @@
 #include "lab/shaper.h"
 
 namespace rdmacheck::lab {
+
+// The address of the unix socket at PATH; an error names a path too long
+// for AF_UNIX (the lab's work directory is in every socket's path).
+Result<sockaddr_un> unix_addr(const std::string& path);
 
 class Hub {
  public:
