@@ -69,10 +69,12 @@ LayerReport& layer(CheckReport& r, Layer l) { return r.layers[static_cast<size_t
 struct PeerDoctor {
   std::optional<proto::DoctorReport> report;
   std::vector<Finding> unreached;
+  std::vector<std::string> retried;  // conn::connect_to_server's note: a greeting came late
 };
 
 PeerDoctor ask_peer_doctor(const CheckOptions& o, Deadline d) {
-  auto sock = conn::connect_to_server(o.target, d);
+  std::vector<std::string> retried;
+  auto sock = conn::connect_to_server(o.target, d, &retried);
   if (!sock) {
     const conn::SessionFailure& f = sock.error();
     conn::ConnObservation obs;
@@ -90,7 +92,7 @@ PeerDoctor ask_peer_doctor(const CheckOptions& o, Deadline d) {
   if (!reply) return {};
   auto rep = proto::parse_doctor_report(*reply);
   if (!rep) return {};
-  return {*rep, {}};
+  return {*rep, {}, std::move(retried)};
 }
 
 void finish_layer(LayerReport& l, Clock::time_point t0) {
@@ -162,12 +164,15 @@ bool fold_retry_exhaustion_into_loss(const conn::PingReport& rc, std::vector<Fin
   }
   const int answered = conn::answered_round_trips(rc.obs);
   if (answered == 0) return false;  // nothing got through: that is no loss rate
-  const auto lost = std::find_if(layer2.begin(), layer2.end(), [](const Finding& f) {
+  auto lost = std::find_if(layer2.begin(), layer2.end(), [](const Finding& f) {
     return f.id == FindingId::kRocePacketsLost && f.severity == Severity::kFail;
   });
-  const auto loss = std::find_if(layer2.begin(), layer2.end(),
-                                 [](const Finding& f) { return f.id == FindingId::kRoceLoss; });
-  if (lost == layer2.end() || loss == layer2.end()) return false;
+  auto loss = std::find_if(layer2.begin(), layer2.end(),
+                           [](const Finding& f) { return f.id == FindingId::kRoceLoss; });
+  // Sequence gaps say the frames arrived: the path carries traffic, out of
+  // order or with gaps, even where the probes counted none lost.
+  const bool frames_arrived = rc.obs.seq_gaps > 0;
+  if (lost == layer2.end() || (loss == layer2.end() && !frames_arrived)) return false;
   // A rule, or another failure, explains the lost messages better than a rate.
   const bool explained = std::any_of(layer2.begin(), layer2.end(), [&](const Finding& f) {
     return f.is_any({FindingId::kFirewallBlocksRoce, FindingId::kFirewallBlocksSomeRoce,
@@ -175,11 +180,28 @@ bool fold_retry_exhaustion_into_loss(const conn::PingReport& rc, std::vector<Fin
            (f.severity == Severity::kFail && f.id != FindingId::kRocePacketsLost);
   });
   if (explained) return false;
-  loss->evidence.push_back(
-      fmt::format("consequence: after {} answered round trips one RC message ran out of its "
-                  "retries ({}): at this loss RC connections can break; layer 3 still measures",
-                  answered, rc.obs.error));
-  layer2.erase(lost);
+  const std::string consequence = fmt::format(
+      "consequence: after {} answered round trips one RC message ran out of its "
+      "retries ({}): at this loss RC connections can break; layer 3 still measures",
+      answered, rc.obs.error);
+  if (loss != layer2.end()) {
+    loss->evidence.push_back(consequence);
+    layer2.erase(lost);
+    return true;
+  }
+  // No rate to fold into: the lost message becomes the warning itself.
+  Finding f = make_finding(
+      FindingId::kRoceLoss, Severity::kWarn, Layer::kConnection,
+      fmt::format("RoCE packets to or from {} arrive out of order or with gaps ({}): RC recovers "
+                  "by resending from the gap, slowly, and a message can run out of its retries",
+                  rc.obs.host, rc.obs.seq_gap_counters));
+  f.evidence = lost->evidence;
+  f.evidence.push_back(consequence);
+  f.fix =
+      "find what reorders or drops on the path (per-packet load balancing or ECMP spraying, a "
+      "bonding mode other than 802.3ad, switch port and NIC discard counters; rdmacheck doctor on "
+      "both hosts): RC needs in-order, lossless delivery (PFC and ECN)";
+  *lost = std::move(f);
   return true;
 }
 
@@ -322,6 +344,10 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
     finish_layer(layer(r, Layer::kConnection), t1);
     not_run(r, 2, fmt::format("{} could not be asked for its doctor", o.target.host));
     return done();
+  }
+  for (const auto& w : asked.retried) {
+    merge(layer(r, Layer::kConnection),
+          Finding{FindingId::kPingWarning, Severity::kWarn, Layer::kConnection, w});
   }
   if (auto& peer = asked.report) {
     r.peer_doctor = to_json(peer->findings);

@@ -104,8 +104,12 @@ std::optional<Finding> unfinished_test_finding(const perf::PerfReport& rep, bool
 // its probes measured RoCE loss (roce-loss): the path carries RoCE and loses
 // some of it. The retry exhaustion is that loss's cost, as a layer-3 test that
 // runs out of retries under loss is (above): roce-packets-lost is folded into
-// roce-loss as its consequence, and layer 3 still runs. False when it does
-// not apply (no such pair of findings, or nothing was answered).
+// roce-loss as its consequence, and layer 3 still runs. The same holds where
+// the probes counted no loss but the RC ping's port counted sequence gaps
+// (frames arrived out of order or after a gap, conn::ConnObservation::seq_gaps):
+// roce-packets-lost becomes a roce-loss of its own. False when it does not
+// apply (no such findings, nothing was answered, or a rule or another FAIL
+// explains the failure).
 bool fold_retry_exhaustion_into_loss(const conn::PingReport& rc, std::vector<Finding>& layer2);
 
 // The TCP probe as evidence on layer 2's failures and roce-loss: clean TCP

@@ -437,6 +437,26 @@ TEST(Check, RetriesRunOutUnderMeasuredLossIsTheLossNotADeadPath) {
   mtu.push_back(
       make_finding(FindingId::kMtuBlackHole, Severity::kFail, Layer::kConnection, "4 KiB"));
   EXPECT_FALSE(fold_retry_exhaustion_into_loss(rc, mtu));
+  // No loss measured, but the RC ping's port counted sequence gaps (the
+  // switch-delay-jitter row): frames arrived out of order. The FAIL becomes a
+  // roce-loss of its own, and layer 3 measures.
+  auto reordered = unmeasured;
+  rc.obs.host = "h1";
+  rc.obs.seq_gaps = 12;
+  rc.obs.seq_gap_counters = "hw_counters/rcvd_seq_err +12";
+  ASSERT_TRUE(fold_retry_exhaustion_into_loss(rc, reordered));
+  ASSERT_EQ(reordered.size(), 1u);
+  EXPECT_EQ(reordered[0].id, FindingId::kRoceLoss);
+  EXPECT_EQ(reordered[0].severity, Severity::kWarn);
+  EXPECT_NE(reordered[0].summary.find("out of order or with gaps (hw_counters/rcvd_seq_err +12)"),
+            std::string::npos)
+      << reordered[0].summary;
+  EXPECT_NE(reordered[0].evidence.back().find("consequence: after 27 answered round trips"),
+            std::string::npos);
+  // Beside another FAIL the gaps do not fold either.
+  auto gaps_and_mtu = mtu;
+  EXPECT_FALSE(fold_retry_exhaustion_into_loss(rc, gaps_and_mtu));
+  rc.obs.seq_gaps = 0;
   // UD has no retries to run out of.
   auto ud = l2;
   rc.options.transport = proto::Transport::kUd;

@@ -88,6 +88,16 @@ std::pair<const LadderResult*, const LadderResult*> ladder_break(const ConnObser
   return {last_ok, nullptr};
 }
 
+// What the sequence-gap counters said, and what that rules out.
+std::string sequence_gap_evidence(const ConnObservation& o) {
+  const LadderResult* first_bad = ladder_break(o).second;
+  return fmt::format(
+      "this host's port counted {} while the probes ran: the peer NAKed packets that arrived out "
+      "of sequence, so packets of the failed {}message did reach it (not a size limit): "
+      "reordering, or a gap from loss, broke the message",
+      o.seq_gap_counters, first_bad != nullptr ? fmt::format("{} B ", first_bad->size) : "");
+}
+
 // Causes of "RC QPs reached RTS, packets never acknowledged", ranked by evidence.
 void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
   const FirewallRules fw = firewall_rules(o);
@@ -152,8 +162,11 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
       out.push_back(std::move(f));
     }
   }
-  // Small sizes passing and larger ones failing is a path-MTU problem.
-  if (last_ok != nullptr && first_bad != nullptr) {
+  // Small sizes passing and larger ones failing is a path-MTU problem, unless
+  // the responder NAKed packets as out of sequence: then frames of the failed
+  // size arrived, and what broke the message was their order or a gap.
+  const bool frames_arrived = o.seq_gaps > 0;
+  if (last_ok != nullptr && first_bad != nullptr && !frames_arrived) {
     Finding f =
         make_finding(FindingId::kMtuBlackHole, Severity::kFail, Layer::kConnection,
                      fmt::format("messages up to {} bytes pass, {} bytes fail: something on "
@@ -186,9 +199,10 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
         answered == 0 ? std::string("the queue pairs reached RTS but no RDMA packet was "
                                     "acknowledged")
                       : fmt::format("{} RDMA round trips were answered, then one was never "
-                                    "acknowledged (retries exhausted): RoCE packets were lost",
-                                    answered));
+                                    "acknowledged (retries exhausted): RoCE packets were lost{}",
+                                    answered, frames_arrived ? " or reordered" : ""));
     f.evidence.push_back(loss_evidence(o));
+    if (frames_arrived) f.evidence.push_back(sequence_gap_evidence(o));
     if (fw.empty()) {
       f.evidence.push_back(o.peer_reported
                                ? "no rule dropping UDP 4791 found on this host or the peer"

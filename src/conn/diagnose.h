@@ -98,6 +98,11 @@ struct ConnObservation {
   std::vector<LadderResult> ladder;
   int pings_ok = 0;
   int pings_sent = 0;
+  // RC probes: the sequence gaps this host's port counted while they ran
+  // (sysfs/port_counters.h; the responder's NAKs for packets that arrived out
+  // of sequence): frames of the failed size did reach the peer.
+  uint64_t seq_gaps = 0;
+  std::string seq_gap_counters;  // "hw_counters/rcvd_seq_err +12"
   UserSelection user;
   CmHost cm;
   // kLocalSetup on a machine that lists no RDMA device: doctor's finding, said as it is.

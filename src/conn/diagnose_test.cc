@@ -198,6 +198,30 @@ TEST(Diagnose, LadderFindsTheBlackHole) {
   EXPECT_NE(f[0].evidence[0].find("9000"), std::string::npos);
 }
 
+// The matrix's switch-delay-jitter (bench/DIAGNOSIS.md, run 11): +-5 ms of
+// jitter on both directions reordered the 8-packet 8 KiB ladder message until
+// its retries ran out, while 2 KiB passed. The responder's NAKs for packets
+// out of sequence (rxe's rcvd_seq_err on the requester) say the frames of
+// that size arrived: no size limit, so no black hole.
+TEST(Diagnose, SequenceGapsRuleTheBlackHoleOut) {
+  auto o = lost("");
+  o.ladder = {{64, true, 10, ""}, {2048, true, 10, ""}, {8192, false, 0, "retry exceeded"}};
+  o.seq_gaps = 12;
+  o.seq_gap_counters = "hw_counters/rcvd_seq_err +12";
+  const auto f = diagnose(o);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(ids(f), std::vector<std::string>{"roce-packets-lost"});
+  EXPECT_NE(f[0].summary.find("lost or reordered"), std::string::npos) << f[0].summary;
+  ASSERT_GE(f[0].evidence.size(), 2u);
+  const std::string& gaps = f[0].evidence[1];  // after the completion status
+  EXPECT_NE(gaps.find("hw_counters/rcvd_seq_err +12"), std::string::npos) << gaps;
+  EXPECT_NE(gaps.find("8192 B message did reach it (not a size limit)"), std::string::npos) << gaps;
+  // The same ladder without a gap counted is the black hole.
+  o.seq_gaps = 0;
+  o.seq_gap_counters.clear();
+  EXPECT_EQ(diagnose(o)[0].id, FindingId::kMtuBlackHole);
+}
+
 TEST(Diagnose, RnrAndAccessErrors) {
   ConnObservation o;
   o.failed = Stage::kTraffic;

@@ -14,6 +14,7 @@
 #include "doctor/check.h"
 #include "host/firewall.h"
 #include "net/tcp.h"
+#include "sysfs/port_counters.h"
 
 namespace rdmacheck::conn {
 namespace {
@@ -194,12 +195,20 @@ void probe(const PingOptions& o, PingReport& rep, Endpoint& ep, const proto::QpI
   const std::string transport(name_of(o.transport));
   Prober prober(ep, peer, o.write);
   std::vector<double> rtts;
+  // A failed RC message with sequence gaps behind it was not stopped by its
+  // size: the packets after a gap arrived (reordering, or loss of some).
+  const Counters counters_before = ud ? Counters{} : read_counters(ep.fs, ep.device, ep.port);
   auto note_failure = [&](const RoundTrip& r) {
     rep.obs.failed = Stage::kTraffic;
     rep.obs.wc_status = r.wc_status;
     rep.obs.errnum = r.errnum;
     rep.obs.error = r.error;
     record_qp_state(ep, local_timeline, r.error);
+    if (!ud) {
+      const Counters d = delta(counters_before, read_counters(ep.fs, ep.device, ep.port));
+      rep.obs.seq_gaps = sequence_gaps(d);
+      rep.obs.seq_gap_counters = describe_sequence_gaps(d);
+    }
   };
   auto slow = [&](const RoundTrip& r) { return !ud && r.rtt_us > 1000 * rep.ack.timeout_ms(); };
   // A probe sent without the time for its answer would be counted lost by

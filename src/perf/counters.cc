@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 
 namespace rdmacheck::perf {
 namespace {
@@ -14,9 +13,7 @@ namespace {
 // request or its ACK went missing; the responder's counters do.
 //
 // A gap in the request stream, or a NAK for one: requests were lost.
-constexpr std::array kSeqGap = {"out_of_seq_request",  "rcvd_seq_err",    "seq_err_naks",
-                                "seq_err_naks_rcvd",   "out_of_sequence", "packet_seq_err",
-                                "implied_nak_seq_err", "missing_resp"};
+// (sysfs/port_counters.h: is_sequence_gap_counter)
 // Retries ran out: the QP went to ERROR.
 constexpr std::array kRetryExceeded = {"retry_exceeded_err", "req_transport_retries_exceeded"};
 // The requester's ACK timer fired and it retransmitted.
@@ -56,7 +53,9 @@ bool in(const std::array<const char*, N>& names, const std::string& name) {
   return std::any_of(names.begin(), names.end(), [&](const char* n) { return l == n; });
 }
 
-bool is_seq_gap(const std::string& n) { return in(kSeqGap, n) || in(kRetryExceeded, n); }
+bool is_seq_gap(const std::string& n) {
+  return is_sequence_gap_counter(n) || in(kRetryExceeded, n);
+}
 bool is_timeout(const std::string& n) { return in(kTimeout, n); }
 bool is_duplicate(const std::string& n) { return in(kDuplicate, n); }
 bool is_retransmission(const std::string& n) { return is_timeout(n) || is_duplicate(n); }
@@ -84,33 +83,6 @@ uint64_t sum(const Counters& d, bool (*pick)(const std::string&)) {
 }
 
 }  // namespace
-
-Counters read_counters(const FsRoot& fs, const std::string& device, int port) {
-  Counters c;
-  for (const char* dir : {"hw_counters", "counters"}) {
-    const std::string base = fmt::format("/sys/class/infiniband/{}/ports/{}/{}", device, port, dir);
-    for (const auto& name : fs.list(base)) {
-      if (name == "lifespan") continue;  // a setting (ms between updates), not a count
-      const auto text = fs.read_line(base + "/" + name);
-      if (!text || text->empty()) continue;
-      uint64_t v = 0;
-      const auto [p, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
-      if (ec == std::errc() && p == text->data() + text->size()) {
-        c[std::string(dir) + "/" + name] = v;
-      }
-    }
-  }
-  return c;
-}
-
-Counters delta(const Counters& before, const Counters& after) {
-  Counters d;
-  for (const auto& [name, v] : after) {
-    auto it = before.find(name);
-    if (it != before.end() && v > it->second) d[name] = v - it->second;
-  }
-  return d;
-}
 
 bool is_loss_counter(const std::string& name) { return is_loss_evidence(name); }
 bool is_congestion_counter(const std::string& name) { return in(kCongestion, name); }

@@ -10,20 +10,14 @@
 #include <vector>
 
 #include "findings/finding.h"
-#include "sysfs/fs_root.h"
+#include "sysfs/port_counters.h"
 
 namespace rdmacheck::perf {
 
-// "hw_counters/out_of_seq_request" -> value.
-using Counters = std::map<std::string, uint64_t>;
-
-// Every numeric counter of DEVICE's PORT (non-numbers and config files such as
-// hw_counters/lifespan are skipped).
-Counters read_counters(const FsRoot& fs, const std::string& device, int port);
-
-// after - before for counters present in both that did not go backwards;
-// only those that changed.
-Counters delta(const Counters& before, const Counters& after);
+// Snapshots and deltas: sysfs/port_counters.h.
+using rdmacheck::Counters;
+using rdmacheck::delta;
+using rdmacheck::read_counters;
 
 // The counters that mean loss or congestion, by the names drivers give them
 // (rxe, mlx5, InfiniBand port counters).
