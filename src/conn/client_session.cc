@@ -71,7 +71,8 @@ std::optional<SessionFailure> cm_establish(ClientSession& s, const SessionReques
 
 }  // namespace
 
-Result<Fd, SessionFailure> connect_to_server(const Target& t, Deadline end) {
+Result<Fd, SessionFailure> connect_to_server(const Target& t, Deadline end,
+                                             std::vector<std::string>* retried) {
   // The key first: a bad key file is this host's to fix, whatever the server says.
   std::optional<proto::Psk> key;
   if (!t.psk_file.empty()) {
@@ -83,12 +84,27 @@ Result<Fd, SessionFailure> connect_to_server(const Target& t, Deadline end) {
     }
     key = std::move(*k);
   }
-  const Deadline connect_d = std::min(end, deadline_in(seconds(5)));
   auto addrs = resolve_host(t.host, t.tcp_port);
   if (!addrs) return failure(Stage::kResolve, addrs.error());
-  auto sock = tcp_connect(*addrs, connect_d);
+  const auto greeting_wait = t.greeting_wait;
+  auto sock = tcp_connect(*addrs, std::min(end, deadline_in(seconds(5))));
   if (!sock) return failure(Stage::kTcpConnect, sock.error());
-  auto met = proto::meet_server(*sock, key, std::min(end, deadline_in(seconds(10))));
+  auto met = proto::meet_server(*sock, key, std::min(end, deadline_in(greeting_wait)));
+  if (!met && met.error().kind == proto::AuthFailure::kSilent && ms_left(end) >= 2000) {
+    auto again = tcp_connect(*addrs, std::min(end, deadline_in(seconds(5))));
+    if (again) {
+      *sock = std::move(*again);
+      met = proto::meet_server(*sock, key, std::min(end, deadline_in(greeting_wait)));
+      if (!met && met.error().kind == proto::AuthFailure::kSilent) {
+        met.error().error.context += ", on a second connection too";
+      } else if (met && retried != nullptr) {
+        retried->push_back(fmt::format(
+            "{}:{} sent no greeting within {:.1f} s on the first TCP connection and greeted on a "
+            "second: the path lost packets for seconds (a flapping link, or heavy loss)",
+            t.host, t.tcp_port, std::chrono::duration<double>(greeting_wait).count()));
+      }
+    }
+  }
   if (!met) {
     const proto::AuthError& e = met.error();
     if (e.kind == proto::AuthFailure::kNone) {  // busy: the server's own refusal
@@ -116,7 +132,8 @@ std::optional<proto::Bye> ClientSession::farewell(const proto::Done& done, Deadl
 
 Result<ClientSession, SessionFailure> open_client_session(const Target& t, const SessionRequest& r,
                                                           Deadline end) {
-  auto sock = connect_to_server(t, end);
+  std::vector<std::string> retried;
+  auto sock = connect_to_server(t, end, &retried);
   if (!sock) return std::move(sock.error());
   ClientSession s;
   s.sock = std::move(*sock);
@@ -162,6 +179,7 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
     }
     s.ep = std::make_unique<Endpoint>(std::move(*ep));
   }
+  s.ep->warnings.insert(s.ep->warnings.end(), retried.begin(), retried.end());
   proto::Hello hello;
   hello.test = r.test;
   hello.test.cm = r.cm;

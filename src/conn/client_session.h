@@ -77,7 +77,13 @@ struct SessionFailure {
 // the greeting and key proof. Every client connection (tests, check's doctor
 // request and TCP probe) starts here. Fails at kResolve, kTcpConnect or kAuth
 // (a server that refused without an auth code, e.g. busy: kHandshake, refused).
-Result<Fd, SessionFailure> connect_to_server(const Target& t, Deadline end);
+// A listener that stays silent is asked once more on a new connection while
+// the deadline allows: a path that drops packets for seconds (a flapping
+// link) can lose a greeting, and TCP's backoff can miss its up windows; a
+// second silence is the listener's. A greeting that came only the second time
+// is said in RETRIED (when given): the path lost packets for seconds.
+Result<Fd, SessionFailure> connect_to_server(const Target& t, Deadline end,
+                                             std::vector<std::string>* retried = nullptr);
 
 Result<ClientSession, SessionFailure> open_client_session(const Target& t, const SessionRequest& r,
                                                           Deadline end);

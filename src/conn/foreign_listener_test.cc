@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include "conn/client_session.h"
 #include "conn/ping.h"
 
 namespace rdmacheck::conn {
@@ -56,6 +57,47 @@ TEST(ForeignListener, SilenceIsAnotherServiceOrAnOldRdmacheckAndSaysWhich) {
             std::string::npos)
       << r.findings[0].summary;
   EXPECT_NE(r.findings[0].fix.find("the path dropped its greeting"), std::string::npos);
+}
+
+// A greeting lost once (the lab's switch-flap: a link down for seconds after
+// the TCP handshake) is asked for again on a new connection, and the late
+// greeting is said; a listener silent on both is named as before.
+TEST(ForeignListener, AGreetingLostOnceIsAskedForAgainAndSaid) {
+  ForeignListener l(ForeignListener::Manner::kSilentOnce);
+  Target t;
+  t.host = "127.0.0.1";
+  t.tcp_port = l.port();
+  t.greeting_wait = std::chrono::milliseconds(300);
+  std::vector<std::string> retried;
+  auto sock = connect_to_server(t, deadline_in(std::chrono::seconds(10)), &retried);
+  ASSERT_TRUE(sock) << sock.error().error.message();
+  EXPECT_EQ(l.accepted(), 2);
+  ASSERT_EQ(retried.size(), 1u);
+  EXPECT_NE(retried[0].find("sent no greeting within 0.3 s on the first TCP connection and "
+                            "greeted on a second"),
+            std::string::npos)
+      << retried[0];
+}
+
+TEST(ForeignListener, SilentTwiceIsTheListenersAndEachWaitIsBounded) {
+  ForeignListener l(ForeignListener::Manner::kSilent);
+  Target t;
+  t.host = "127.0.0.1";
+  t.tcp_port = l.port();
+  t.greeting_wait = std::chrono::milliseconds(300);
+  std::vector<std::string> retried;
+  auto sock = connect_to_server(t, deadline_in(std::chrono::seconds(10)), &retried);
+  ASSERT_FALSE(sock);
+  EXPECT_EQ(sock.error().auth, proto::AuthFailure::kSilent);
+  EXPECT_NE(sock.error().error.message().find("on a second connection too"), std::string::npos)
+      << sock.error().error.message();
+  EXPECT_EQ(l.accepted(), 2);
+  EXPECT_TRUE(retried.empty());
+  // Without the time for a second wait, one connection.
+  ForeignListener once(ForeignListener::Manner::kSilent);
+  t.tcp_port = once.port();
+  EXPECT_FALSE(connect_to_server(t, deadline_in(std::chrono::milliseconds(1500)), &retried));
+  EXPECT_EQ(once.accepted(), 1);
 }
 
 }  // namespace

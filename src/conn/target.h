@@ -3,6 +3,7 @@
 // command line by cli/target_options.h. serve uses the device part only.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -36,6 +37,9 @@ struct Target {
   // -m: the largest path MTU both QPs may use, in bytes (256..4096); 0 = the
   // smaller of the two ports' active MTUs, which also caps it.
   int path_mtu = 0;
+  // How long a connection waits for the server's greeting (connect_to_server
+  // asks a silent listener twice). Tests shorten it.
+  std::chrono::milliseconds greeting_wait{10000};
 };
 
 }  // namespace rdmacheck::conn

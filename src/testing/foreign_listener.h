@@ -2,7 +2,8 @@
 // client's view of a wrong -p. It accepts one connection at a time and then
 // sends a banner (as sshd does), says nothing (as an HTTP server waiting for
 // a request), or closes at once; it waits for the client to hang up, never
-// for a time.
+// for a time. kSilentOnce is silent on its first connection and greets as a
+// keyless `rdmacheck serve` on the later ones (a greeting lost to a flap).
 #pragma once
 
 #include <netinet/in.h>
@@ -17,12 +18,13 @@
 #include <thread>
 
 #include "base/fd.h"
+#include "proto/auth.h"
 
 namespace rdmacheck::test_util {
 
 class ForeignListener {
  public:
-  enum class Manner { kBanner, kSilent, kCloseAtOnce };
+  enum class Manner { kBanner, kSilent, kCloseAtOnce, kSilentOnce };
 
   explicit ForeignListener(Manner m) : manner_(m), sock_(::socket(AF_INET, SOCK_STREAM, 0)) {
     sockaddr_in a{};
@@ -48,6 +50,7 @@ class ForeignListener {
   ForeignListener(const ForeignListener&) = delete;
   ForeignListener& operator=(const ForeignListener&) = delete;
   uint16_t port() const { return port_; }
+  int accepted() const { return accepted_.load(); }
 
  private:
   // Waits for FD to be readable or for the destructor; false on the latter.
@@ -60,7 +63,12 @@ class ForeignListener {
   void loop() {
     while (wait(sock_.get())) {
       Fd c(::accept(sock_.get(), nullptr, nullptr));
-      if (!c.valid() || manner_ == Manner::kCloseAtOnce) continue;
+      if (!c.valid()) continue;
+      const int n = ++accepted_;
+      if (manner_ == Manner::kCloseAtOnce) continue;
+      if (manner_ == Manner::kSilentOnce && n > 1) {
+        (void)proto::greet_client(c, {}, deadline_in(std::chrono::seconds(5)));
+      }
       if (manner_ == Manner::kBanner) {
         const std::string banner = "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n";
         (void)!::send(c.get(), banner.data(), banner.size(), MSG_NOSIGNAL);
@@ -76,6 +84,7 @@ class ForeignListener {
   Fd sock_;
   int stop_[2] = {-1, -1};
   uint16_t port_ = 0;
+  std::atomic<int> accepted_{0};
   std::thread thread_;
 };
 
