@@ -59,15 +59,21 @@ TEST(ForeignListener, SilenceIsAnotherServiceOrAnOldRdmacheckAndSaysWhich) {
   EXPECT_NE(r.findings[0].fix.find("the path dropped its greeting"), std::string::npos);
 }
 
+// L's address, with a greeting wait short enough for a unit test.
+Target quick_target(const ForeignListener& l) {
+  Target t;
+  t.host = "127.0.0.1";
+  t.tcp_port = l.port();
+  t.greeting_wait = std::chrono::milliseconds(300);
+  return t;
+}
+
 // A greeting lost once (the lab's switch-flap: a link down for seconds after
 // the TCP handshake) is asked for again on a new connection, and the late
 // greeting is said; a listener silent on both is named as before.
 TEST(ForeignListener, AGreetingLostOnceIsAskedForAgainAndSaid) {
   ForeignListener l(ForeignListener::Manner::kSilentOnce);
-  Target t;
-  t.host = "127.0.0.1";
-  t.tcp_port = l.port();
-  t.greeting_wait = std::chrono::milliseconds(300);
+  Target t = quick_target(l);
   std::vector<std::string> retried;
   auto sock = connect_to_server(t, deadline_in(std::chrono::seconds(10)), &retried);
   ASSERT_TRUE(sock) << sock.error().error.message();
@@ -81,10 +87,7 @@ TEST(ForeignListener, AGreetingLostOnceIsAskedForAgainAndSaid) {
 
 TEST(ForeignListener, SilentTwiceIsTheListenersAndEachWaitIsBounded) {
   ForeignListener l(ForeignListener::Manner::kSilent);
-  Target t;
-  t.host = "127.0.0.1";
-  t.tcp_port = l.port();
-  t.greeting_wait = std::chrono::milliseconds(300);
+  Target t = quick_target(l);
   std::vector<std::string> retried;
   auto sock = connect_to_server(t, deadline_in(std::chrono::seconds(10)), &retried);
   ASSERT_FALSE(sock);
