@@ -271,5 +271,27 @@ TEST(MeshProbe, JsonRoundTrip) {
   EXPECT_FALSE(probe_from_json(nlohmann::json{{"from", 1}}));
 }
 
+// What a rank sends is checked before it is cast: the mesh fuzz target's
+// {"from":222222222222222222222222227,...} (a double far above INT_MAX) was
+// undefined behaviour in nlohmann's get<int> (fuzz/corpus/mesh/README).
+TEST(MeshProbe, NumbersOutOfTheirTypesRangeAreRefused) {
+  Probe p{.from = 0, .to = 1, .round = 1, .failed = conn::Stage::kDone, .loss_counters = 3};
+  const nlohmann::json good = to_json(p);
+  ASSERT_TRUE(probe_from_json(good));
+  for (const auto& [key, bad] :
+       std::vector<std::pair<std::string, nlohmann::json>>{{"from", 2.22222e26},
+                                                           {"from", 1.5},
+                                                           {"to", uint64_t{1} << 40},
+                                                           {"round", int64_t{-1} << 40},
+                                                           {"pings_ok", "3"},
+                                                           {"loss_counters", -1}}) {
+    auto j = good;
+    j[key] = bad;
+    auto r = probe_from_json(j);
+    ASSERT_FALSE(r) << key << " = " << bad.dump();
+    EXPECT_NE(r.error().message().find("a probe from a rank"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace rdmacheck::mesh
