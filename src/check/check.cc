@@ -225,6 +225,18 @@ std::optional<Finding> unfinished_test_finding(const perf::PerfReport& rep, bool
   const bool counted_loss =
       std::any_of(rep.findings.begin(), rep.findings.end(),
                   [](const Finding& f) { return f.id == FindingId::kPacketLossDuringTest; });
+  if (rep.failed == conn::Stage::kTraffic && rep.stalled_before_failure &&
+      rep.stalled_before_failure->seconds >= perf::kStallWarnS) {
+    // Layer 2 passed before it: a path that stopped for seconds mid-test
+    // (traffic-stalled says when) is an outage the test did not outlast.
+    Finding f{
+        FindingId::kPerfTestFailed, Severity::kWarn, Layer::kPerformance,
+        fmt::format("the {} {} test could not finish: traffic stopped for {:.1f} s in the "
+                    "middle of it, after layer 2's probes had got through",
+                    name_of(spec.op), name_of(spec.kind), rep.stalled_before_failure->seconds)};
+    f.evidence.push_back(rep.error);
+    return f;
+  }
   if (rep.failed == conn::Stage::kTraffic && (layer2_saw_loss || counted_loss)) {
     // The probes got through: a test that ran out of retries or time under
     // measured loss is what that loss costs, not a dead path.

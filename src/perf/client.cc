@@ -277,6 +277,26 @@ Tick both(Tick a, Tick b) {
   };
 }
 
+// When the current size's last message completed, for the report of a
+// test that fails while measuring.
+struct Silence {
+  Clock::time_point t0 = Clock::now();
+  Clock::time_point last = t0;
+  uint64_t done = 0;
+  Stall so_far() const {
+    const auto secs = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
+    return Stall{secs(last - t0), secs(Clock::now() - last), false};
+  }
+};
+
+Tick watch(const std::shared_ptr<Silence>& w) {
+  return [w](uint64_t done) {
+    if (done == w->done) return;
+    w->done = done;
+    w->last = Clock::now();
+  };
+}
+
 void measure(PerfReport& r, const PerfOptions& o, std::vector<ClientSession>& sessions,
              uint32_t seed, Deadline end, const std::atomic<bool>& stop) {
   const Spec& s = o.spec;
@@ -301,16 +321,24 @@ void measure(PerfReport& r, const PerfOptions& o, std::vector<ClientSession>& se
       if (auto g = go(b, step, end); !g) return fail(r, Stage::kTraffic, g.error());
     }
     std::vector<uint64_t> ops;
+    const auto silence = std::make_shared<Silence>();
+    const auto stalled = [&](const Error& e) {
+      r.stalled_before_failure = silence->so_far();
+      r.failed_size = size;
+      fail(r, Stage::kTraffic, e);
+    };
     if (s.kind == Kind::kBw) {
       auto x = run_bw(
           lanes, s, size, end, stop,
-          both(ticker(o, start, step, s.iterations * lanes.size()), interval_ticker(o, size)));
-      if (!x) return fail(r, Stage::kTraffic, x.error());
+          both(both(ticker(o, start, step, s.iterations * lanes.size()), interval_ticker(o, size)),
+               watch(silence)));
+      if (!x) return stalled(x.error());
       ops = x->lane_ops;
       r.bw.push_back(*x);
     } else {
-      auto l = run_lat(lanes[0], s, size, stamp, end, stop, ticker(o, start, step, s.iterations));
-      if (!l) return fail(r, Stage::kTraffic, l.error());
+      auto l = run_lat(lanes[0], s, size, stamp, end, stop,
+                       both(ticker(o, start, step, s.iterations), watch(silence)));
+      if (!l) return stalled(l.error());
       ops = {l->stats.n};
       r.lat.push_back(std::move(*l));
     }
@@ -420,6 +448,12 @@ PerfReport run_perf(const PerfOptions& o, const std::atomic<bool>& stop) {
     // A measured outage first: the retransmissions counted beside it are
     // what it cost.
     if (auto f = stall_finding(o.spec, r.bw, r.lat)) r.findings.insert(r.findings.begin(), *f);
+  } else if (r.stalled_before_failure) {
+    // The failure is what the outage cost: the outage first.
+    if (auto f = stall_before_failure_finding(o.spec, r.failed_size, *r.stalled_before_failure,
+                                              r.error)) {
+      r.findings.insert(r.findings.begin(), *f);
+    }
   }
   if (auto f = validation_finding(r.validation_checks, r.validation_errors)) {
     r.findings.push_back(*f);

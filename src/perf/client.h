@@ -57,6 +57,11 @@ struct PerfReport {
   LinkFacts link;
   std::vector<BwSample> bw;
   std::vector<LatSample> lat;
+  // A test that failed while measuring: how long before the failure the
+  // last message of the size it was on completed (from: seconds into that
+  // size; resumed is false), and the size.
+  std::optional<Stall> stalled_before_failure;
+  uint32_t failed_size = 0;
   Counters local_counters;  // deltas over the measurement
   Counters peer_counters;   // the server's deltas over its session
   std::vector<std::string> peer_wc_errors;

@@ -110,6 +110,18 @@ std::vector<Finding> verdict_findings(const Spec& s, const LinkFacts& l,
   return out;
 }
 
+namespace {
+
+std::string stall_causes() {
+  return "three causes look like this from the ends: a link or switch port that went down and came "
+         "back (a flap one hop away leaves both hosts' carrier up: look for a down/up at that time "
+         "in the switch's log and counters); a peer host that stopped for a while (its dmesg, CPU "
+         "and memory pressure, the serve log's timestamps); or a burst of loss long enough for "
+         "several ACK timeouts in a row (then packet-loss-during-test stands beside this finding)";
+}
+
+}  // namespace
+
 std::optional<Finding> stall_finding(const Spec& s, const std::vector<BwSample>& bw,
                                      const std::vector<LatSample>& lat) {
   const BwSample* worst = nullptr;
@@ -162,12 +174,28 @@ std::optional<Finding> stall_finding(const Spec& s, const std::vector<BwSample>&
                                        l.stats.n, rtt_s(l, l.stats.max)));
     }
   }
-  f.fix =
-      "three causes look like this from the ends: a link or switch port that went down and came "
-      "back (a flap one hop away leaves both hosts' carrier up: look for a down/up at that time "
-      "in the switch's log and counters); a peer host that stopped for a while (its dmesg, CPU "
-      "and memory pressure, the serve log's timestamps); or a burst of loss long enough for "
-      "several ACK timeouts in a row (then packet-loss-during-test stands beside this finding)";
+  f.fix = stall_causes();
+  return f;
+}
+
+std::optional<Finding> stall_before_failure_finding(const Spec& s, uint32_t size,
+                                                    const Stall& silence,
+                                                    const std::string& error) {
+  if (silence.seconds < kStallWarnS) return std::nullopt;
+  Finding f;
+  f.id = FindingId::kTrafficStalled;
+  f.severity = Severity::kWarn;
+  f.layer = Layer::kPerformance;
+  f.summary = fmt::format(
+      "traffic stopped {:.1f} s into the {} B {} and did not resume: the test failed {:.1f} s "
+      "later",
+      silence.from, size, name_of(s.op), silence.seconds);
+  f.evidence.push_back(fmt::format(
+      "{} B: no message completed for the last {:.2f} s before the failure (progress sampled "
+      "every millisecond)",
+      size, silence.seconds));
+  f.evidence.push_back(error);
+  f.fix = stall_causes();
   return f;
 }
 

@@ -58,4 +58,11 @@ constexpr double kStallWarnS = 3.0;
 std::optional<Finding> stall_finding(const Spec& s, const std::vector<BwSample>& bw,
                                      const std::vector<LatSample>& lat);
 
+// A test that failed (ERROR: its error) after no message of SIZE had
+// completed for kStallWarnS or more: traffic-stalled too, with when it
+// stopped; the failure is what the stall cost (RC's retries ran out before
+// the path or the peer came back). Shorter silences: none, the error says it.
+std::optional<Finding> stall_before_failure_finding(const Spec& s, uint32_t size,
+                                                    const Stall& silence, const std::string& error);
+
 }  // namespace rdmacheck::perf

@@ -105,5 +105,28 @@ TEST(Verdict, ATrafficStallThatResumedIsNamedWithWhenAndHowLong) {
   EXPECT_FALSE(stall_finding(s, {}, {l}));
 }
 
+// A test that failed after seconds without a completion (lab
+// FabricLab.AFlapMidTestEndsInBoundedTimeAndIsNamedAsAStall, when rxe's RC
+// gave up before the flap's end let it recover): the stall is named with
+// when it began, the failure is its evidence; a short silence before a
+// failure is not a stall.
+TEST(Verdict, AStallTheTestDidNotOutliveIsNamedWithTheFailure) {
+  Spec s;
+  const std::string error =
+      "completion: transport retry counter exceeded (12) on rxe0 port 1 qpn 0x11 after 11173 "
+      "messages";
+  auto f = stall_before_failure_finding(s, 4096, Stall{6.1, 8.6, false}, error);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->id, FindingId::kTrafficStalled);
+  EXPECT_EQ(f->severity, Severity::kWarn);
+  EXPECT_EQ(f->summary,
+            "traffic stopped 6.1 s into the 4096 B write and did not resume: the test failed "
+            "8.6 s later");
+  ASSERT_EQ(f->evidence.size(), 2u);
+  EXPECT_EQ(f->evidence[1], error);
+  EXPECT_NE(f->fix.find("went down and came back"), std::string::npos);
+  EXPECT_FALSE(stall_before_failure_finding(s, 4096, Stall{6.1, kStallWarnS - 0.1, false}, error));
+}
+
 }  // namespace
 }  // namespace rdmacheck::perf

@@ -66,17 +66,25 @@ TEST(FabricLab, LossInTheSwitchIsNamedFromTheEndsAndNeitherHostSawIt) {
 
 // A link flap one hop away, in the middle of a bandwidth test: h1's switch
 // port passes nothing for 4 s from 8 s into the run (the 20 s test is well
-// under way by then; RC's retries, 7 x 1.07 s on rxe, outlast the flap).
-// The test ends in bounded time, measured, and names the stall with when it
+// under way by then; RC's retries, 7 x 1.07 s on rxe, should outlast the
+// flap). The test ends in bounded time and names the stall with when it
 // was; the wire report counts one flap.
+//
+// rxe does not always recover: where the hub's queue towards h1 held
+// requests when the port went down, h1 executed them and its ACKs were lost
+// (about 300 frames from h1 dropped while down, against under 10 when it
+// recovers), and then its retransmissions after the flap, though they
+// reached h1 (it counts them in duplicate_request), never completed: the retries ran
+// out. 2 of 5 runs on 2026-12-03 did not recover while the emulation ran
+// slowly, 0 of 12 after (docs/diagnosis.md, "Loss in the fabric"). Both ends are asserted: a stall
+// that resumed (WARN, exit 1), or a failed test whose first finding is the stall before it (exit
+// 2).
 TEST(FabricLab, AFlapMidTestEndsInBoundedTimeAndIsNamedAsAStall) {
   const auto r = run_lab({"--fault-at", "8:switch-flap:4/1000@h1", "--run",
                           "h2:rdmacheck bw h1 -D 20 -s 4096 --json"});
   const auto& d = run_output(r, "h2");
   ASSERT_TRUE(d.is_object()) << r.console;
   EXPECT_EQ(printed_violations(d, "perf.schema.json"), std::vector<std::string>{});
-  EXPECT_EQ(d["ok"], true) << d.dump(2);
-  EXPECT_EQ(run_exit(r, "h2"), 1);
   const auto* h1 = wire_of(r, "h1");
   ASSERT_TRUE(h1 && (*h1)["switch"].is_object()) << r.doc["wire"].dump(2);
   EXPECT_EQ((*h1)["switch"]["faults"],
@@ -84,14 +92,26 @@ TEST(FabricLab, AFlapMidTestEndsInBoundedTimeAndIsNamedAsAStall) {
   EXPECT_EQ((*h1)["switch"]["in"]["flaps"], 1);
   EXPECT_GT((*h1)["switch"]["in"]["flap_dropped"].get<int>(), 0);
   EXPECT_NE(r.console.find("lab: the run began"), std::string::npos);
-  const nlohmann::json* stall = nullptr;
-  for (const auto& f : d["findings"]) {
-    if (f["id"] == "traffic-stalled") stall = &f;
-  }
-  ASSERT_NE(stall, nullptr) << d["findings"].dump(2);
-  EXPECT_EQ((*stall)["severity"], "warn");
-  EXPECT_NE((*stall)["summary"].get<std::string>().find("traffic stopped for "), std::string::npos);
+  // Bounded: the 20 s test plus RC's retries, never the lab's deadline.
+  EXPECT_LT(d["elapsed_ms"].get<double>(), 40000) << d.dump(2);
+  ASSERT_TRUE(d["findings"].is_array() && !d["findings"].empty()) << d.dump(2);
   for (const auto& f : d["findings"]) EXPECT_NE(f["id"], "firewall-blocks-roce") << f.dump(2);
+  const auto& first = d["findings"][0];
+  EXPECT_EQ(first["id"], "traffic-stalled") << d["findings"].dump(2);
+  EXPECT_EQ(first["severity"], "warn");
+  const auto summary = first["summary"].get<std::string>();
+  if (d["ok"] == true) {
+    EXPECT_EQ(run_exit(r, "h2"), 1);
+    EXPECT_NE(summary.find("traffic stopped for "), std::string::npos) << summary;
+    EXPECT_NE(summary.find("and then resumed"), std::string::npos) << summary;
+  } else {
+    EXPECT_EQ(run_exit(r, "h2"), 2);
+    EXPECT_EQ(d["failed_stage"], "traffic") << d.dump(2);
+    EXPECT_NE(summary.find("did not resume: the test failed"), std::string::npos) << summary;
+    // The error is the evidence, and the flap dropped the ACKs from h1 too.
+    EXPECT_EQ(first["evidence"].back(), d["error"]) << first.dump(2);
+    EXPECT_GT((*h1)["switch"]["out"]["flap_dropped"].get<int>(), 0);
+  }
 }
 
 }  // namespace
