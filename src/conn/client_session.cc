@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include "conn/cm_endpoint.h"
 #include "net/tcp.h"
@@ -71,6 +72,25 @@ std::optional<SessionFailure> cm_establish(ClientSession& s, const SessionReques
 
 }  // namespace
 
+Result<Fd> connect_timing_out_once(const std::function<Result<Fd>(Deadline)>& connect, Deadline end,
+                                   std::chrono::milliseconds wait, const std::string& what,
+                                   std::vector<std::string>* retried) {
+  auto sock = connect(std::min(end, deadline_in(wait)));
+  if (sock || sock.error().errnum != ETIMEDOUT || ms_left(end) < 2000) return sock;
+  auto again = connect(std::min(end, deadline_in(wait)));
+  if (!again) {
+    if (again.error().errnum == ETIMEDOUT) again.error().context += ", on a second attempt too";
+    return again;
+  }
+  if (retried != nullptr) {
+    retried->push_back(fmt::format(
+        "{} did not answer the first TCP connection attempt within {:.1f} s and accepted a "
+        "second: the path lost packets for seconds (a flapping link, or heavy loss)",
+        what, std::chrono::duration<double>(wait).count()));
+  }
+  return again;
+}
+
 Result<Fd, SessionFailure> connect_to_server(const Target& t, Deadline end,
                                              std::vector<std::string>* retried) {
   // The key first: a bad key file is this host's to fix, whatever the server says.
@@ -87,11 +107,13 @@ Result<Fd, SessionFailure> connect_to_server(const Target& t, Deadline end,
   auto addrs = resolve_host(t.host, t.tcp_port);
   if (!addrs) return failure(Stage::kResolve, addrs.error());
   const auto greeting_wait = t.greeting_wait;
-  auto sock = tcp_connect(*addrs, std::min(end, deadline_in(seconds(5))));
+  const auto connect = [&](Deadline d) { return tcp_connect(*addrs, d); };
+  auto sock = connect_timing_out_once(connect, end, t.connect_wait,
+                                      fmt::format("{}:{}", t.host, t.tcp_port), retried);
   if (!sock) return failure(Stage::kTcpConnect, sock.error());
   auto met = proto::meet_server(*sock, key, std::min(end, deadline_in(greeting_wait)));
   if (!met && met.error().kind == proto::AuthFailure::kSilent && ms_left(end) >= 2000) {
-    auto again = tcp_connect(*addrs, std::min(end, deadline_in(seconds(5))));
+    auto again = tcp_connect(*addrs, std::min(end, deadline_in(t.connect_wait)));
     if (again) {
       *sock = std::move(*again);
       met = proto::meet_server(*sock, key, std::min(end, deadline_in(greeting_wait)));

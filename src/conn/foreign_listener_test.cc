@@ -4,9 +4,13 @@
 
 #include <fmt/core.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include "conn/client_session.h"
 #include "conn/ping.h"
+#include "net/tcp.h"
 
 namespace rdmacheck::conn {
 namespace {
@@ -101,6 +105,78 @@ TEST(ForeignListener, SilentTwiceIsTheListenersAndEachWaitIsBounded) {
   t.tcp_port = once.port();
   EXPECT_FALSE(connect_to_server(t, deadline_in(std::chrono::milliseconds(1500)), &retried));
   EXPECT_EQ(once.accepted(), 1);
+}
+
+// A connect whose SYNs a flap ate (no SYN-ACK within the wait) is tried once
+// more while the deadline leaves 2 s, and a second attempt that connects is
+// said; refusals are answers and are not tried again. CONNECT is a stand-in
+// that answers from a script: which attempt times out is the point here.
+TEST(ConnectRetry, ATimedOutConnectIsTriedOnceMoreAndSaid) {
+  using std::chrono::milliseconds;
+  std::vector<int> script;  // errno per attempt, 0 = connected
+  int calls = 0;
+  const auto connect = [&](Deadline) -> Result<Fd> {
+    const int e = script.at(static_cast<size_t>(calls++));
+    if (e != 0) return code_error("connect", e, "127.0.0.1 port 4792");
+    return Fd(::dup(0));
+  };
+  const auto run = [&](std::vector<int> s, Deadline end, std::vector<std::string>* retried) {
+    script = std::move(s);
+    calls = 0;
+    return connect_timing_out_once(connect, end, milliseconds(300), "h1:4792", retried);
+  };
+  std::vector<std::string> retried;
+  auto r = run({ETIMEDOUT, 0}, deadline_in(std::chrono::seconds(10)), &retried);
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(calls, 2);
+  ASSERT_EQ(retried.size(), 1u);
+  EXPECT_EQ(retried[0],
+            "h1:4792 did not answer the first TCP connection attempt within 0.3 s and accepted a "
+            "second: the path lost packets for seconds (a flapping link, or heavy loss)");
+  retried.clear();
+  r = run({ETIMEDOUT, ETIMEDOUT}, deadline_in(std::chrono::seconds(10)), &retried);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(r.error().errnum, ETIMEDOUT);
+  EXPECT_NE(r.error().message().find(", on a second attempt too"), std::string::npos)
+      << r.error().message();
+  EXPECT_TRUE(retried.empty());
+  // A refusal is an answer: once.
+  r = run({ECONNREFUSED}, deadline_in(std::chrono::seconds(10)), &retried);
+  EXPECT_FALSE(r);
+  EXPECT_EQ(calls, 1);
+  // Without 2 s left after the first wait: once.
+  r = run({ETIMEDOUT}, deadline_in(milliseconds(1500)), &retried);
+  EXPECT_FALSE(r);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(r.error().message().find("second attempt"), std::string::npos);
+  EXPECT_TRUE(retried.empty());
+}
+
+// The real thing on loopback: a listener whose accept queue is full drops
+// every SYN (Linux's listen overflow), so connect_to_server times out on
+// both attempts, each bounded by Target::connect_wait.
+TEST(ConnectRetry, AListenerThatDropsEverySynTimesOutTwiceWithinTheWaits) {
+  auto l = tcp_listen("127.0.0.1", 0, 0);  // backlog 0: one queued connection fills it
+  ASSERT_TRUE(l) << l.error().message();
+  const uint16_t port = local_port(*l);
+  auto filler = tcp_connect("127.0.0.1", port, deadline_in(std::chrono::seconds(5)));
+  ASSERT_TRUE(filler) << filler.error().message();
+  Target t;
+  t.host = "127.0.0.1";
+  t.tcp_port = port;
+  t.connect_wait = std::chrono::milliseconds(300);
+  std::vector<std::string> retried;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto sock = connect_to_server(t, deadline_in(std::chrono::seconds(10)), &retried);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_FALSE(sock);
+  EXPECT_EQ(sock.error().stage, Stage::kTcpConnect);
+  EXPECT_EQ(sock.error().error.errnum, ETIMEDOUT) << sock.error().error.message();
+  EXPECT_NE(sock.error().error.message().find(", on a second attempt too"), std::string::npos)
+      << sock.error().error.message();
+  EXPECT_TRUE(retried.empty());
+  EXPECT_LT(took, std::chrono::seconds(3));  // two waits of 0.3 s, far from the deadline
 }
 
 }  // namespace

@@ -40,6 +40,9 @@ struct Target {
   // How long a connection waits for the server's greeting (connect_to_server
   // asks a silent listener twice). Tests shorten it.
   std::chrono::milliseconds greeting_wait{10000};
+  // How long one TCP connect waits for the server's SYN-ACK (a timed-out one
+  // is tried once more while the deadline allows). Tests shorten it.
+  std::chrono::milliseconds connect_wait{5000};
 };
 
 }  // namespace rdmacheck::conn
