@@ -75,8 +75,9 @@ std::optional<double> Hub::run_s() const {  // mu_ held
 bool Hub::add_fault(size_t port, const SwitchFault& f) {
   const std::lock_guard lock(mu_);
   if (port >= shapers_.size()) return false;
-  if (f.direction != PortDirection::kOut) shapers_[port].in.add(f);
-  if (f.direction != PortDirection::kIn) shapers_[port].out.add(f);
+  const double now = now_s();
+  if (f.direction != PortDirection::kOut) shapers_[port].in.add(f, now);
+  if (f.direction != PortDirection::kIn) shapers_[port].out.add(f, now);
   ever_.resize(shapers_.size());
   ever_[port].push_back(f.spec);
   return true;

@@ -36,10 +36,10 @@ int stage(SwitchFaultKind k) {
 
 }  // namespace
 
-void Shaper::add(const SwitchFault& f) {
+void Shaper::add(const SwitchFault& f, double now) {
   const auto at = std::upper_bound(faults_.begin(), faults_.end(), stage(f.kind),
                                    [](int st, const State& s) { return st < stage(s.f.kind); });
-  faults_.insert(at, State{f});
+  faults_.insert(at, State{.f = f, .added_at = now});
 }
 
 std::vector<SwitchFault> Shaper::faults() const {
@@ -59,7 +59,9 @@ FrameFate Shaper::decide(size_t bytes, double t, std::optional<double> run_t) {
       s.since.reset();
       continue;
     }
-    if (!s.since) s.since = t;
+    // Not the first frame's time: each direction sees its first at another
+    // moment, and a port's two directions would flap out of phase.
+    if (!s.since) s.since = s.f.at_s && run_t ? t - *run_t + *s.f.at_s : s.added_at;
     switch (s.f.kind) {
       case SwitchFaultKind::kMaxSize:
         if (bytes > s.f.max_bytes) {

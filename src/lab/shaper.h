@@ -43,7 +43,10 @@ class Shaper {
   static constexpr double kRateBufferBytes = 64 * 1024;
 
   explicit Shaper(uint64_t seed = 1) : rng_(seed) {}
-  void add(const SwitchFault& f);
+  // F, added at NOW (the T of decide's clock): a flap's phase counts from
+  // then, or from its --fault-at second of the run, so that the two
+  // directions of a port, each a Shaper, go down and up together.
+  void add(const SwitchFault& f, double now = 0);
   void clear() { faults_.clear(); }
   [[nodiscard]] bool empty() const { return faults_.empty(); }
   [[nodiscard]] std::vector<SwitchFault> faults() const;
@@ -56,6 +59,7 @@ class Shaper {
   struct State {
     SwitchFault f;
     bool bad = false;               // burst loss: in the lossy state
+    double added_at = 0;            // add()'s NOW
     std::optional<double> since;    // when it became active (flap phase)
     double busy_until = 0;          // rate: when the port's queue drains
     int64_t last_down_period = -1;  // flap: the last down period counted

@@ -88,6 +88,29 @@ TEST(Shaper, FlapDropsEverythingWhileDownAndNothingWhileUp) {
   EXPECT_EQ(s.counters().flap_dropped, 40u);
 }
 
+// A port's two directions are two shapers; a flap takes both down at once,
+// whenever each sees its first frame (stop 32's matrix: out of phase, a 4/7
+// flap left no moment with both directions up).
+TEST(Shaper, BothDirectionsOfAPortFlapInPhase) {
+  SwitchFault f = fault("switch-flap:2/10@h1");
+  Shaper in, out;
+  in.add(f, 0);
+  out.add(f, 0);
+  EXPECT_TRUE(in.decide(100, 1.0, std::nullopt).drop) << "down 0..2";
+  EXPECT_FALSE(out.decide(100, 3.0, std::nullopt).drop) << "its first frame, at 3: up";
+  EXPECT_FALSE(in.decide(100, 3.0, std::nullopt).drop);
+  EXPECT_TRUE(out.decide(100, 10.5, std::nullopt).drop) << "down 10..12, both";
+  EXPECT_TRUE(in.decide(100, 10.5, std::nullopt).drop);
+  // --fault-at 5: the phase counts from the run's fifth second.
+  f.at_s = 5;
+  Shaper a, b;
+  a.add(f, 0);
+  b.add(f, 0);
+  EXPECT_TRUE(a.decide(100, 50.0, 5.0).drop) << "run 5..7: down";
+  EXPECT_FALSE(b.decide(100, 52.5, 7.5).drop) << "its first frame, at run 7.5: up";
+  EXPECT_FALSE(a.decide(100, 52.5, 7.5).drop);
+}
+
 TEST(Shaper, TimedFaultsActOnlyInTheirWindowOfTheRun) {
   SwitchFault f = fault("switch-loss:100@h1");
   f.at_s = 5;
