@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "conn/cm_endpoint.h"
 #include "net/tcp.h"
@@ -72,21 +73,46 @@ std::optional<SessionFailure> cm_establish(ClientSession& s, const SessionReques
 
 }  // namespace
 
+namespace {
+
+// Whether a failed greeting may be what a path that lost packets for
+// seconds does, and so worth one more connection: no greeting at all, or a
+// connection that broke in the middle of it (the server's 5 s handshake
+// deadline ran out during the outage). A peer that really speaks another
+// version breaks the second the same way.
+bool greeting_maybe_lost(const proto::AuthError& e) {
+  return e.kind == proto::AuthFailure::kSilent || e.kind == proto::AuthFailure::kProtocol;
+}
+
+// What TCP_INFO counted of this side's retransmissions, for the warning.
+std::string resent(const Fd& sock) {
+  const auto rtt = tcp_path_rtt(sock);
+  if (!rtt || rtt->total_retrans == 0) return "";
+  return fmt::format(", after TCP had resent {} segments on it", rtt->total_retrans);
+}
+
+}  // namespace
+
 Result<Fd> connect_timing_out_once(const std::function<Result<Fd>(Deadline)>& connect, Deadline end,
                                    std::chrono::milliseconds wait, const std::string& what,
                                    std::vector<std::string>* retried) {
+  // Silence: no SYN-ACK in time, or no ARP/ND answer (EHOSTUNREACH after
+  // the kernel's probes). Refusals and missing routes are answers.
+  const auto silent = [](const Error& e) {
+    return e.errnum == ETIMEDOUT || e.errnum == EHOSTUNREACH;
+  };
   auto sock = connect(std::min(end, deadline_in(wait)));
-  if (sock || sock.error().errnum != ETIMEDOUT || ms_left(end) < 2000) return sock;
+  if (sock || !silent(sock.error()) || ms_left(end) < 2000) return sock;
   auto again = connect(std::min(end, deadline_in(wait)));
   if (!again) {
-    if (again.error().errnum == ETIMEDOUT) again.error().context += ", on a second attempt too";
+    if (silent(again.error())) again.error().context += ", on a second attempt too";
     return again;
   }
   if (retried != nullptr) {
     retried->push_back(fmt::format(
-        "{} did not answer the first TCP connection attempt within {:.1f} s and accepted a "
-        "second: the path lost packets for seconds (a flapping link, or heavy loss)",
-        what, std::chrono::duration<double>(wait).count()));
+        "{}: the first TCP connection attempt got no answer ({}) and a second connected: the "
+        "path lost packets for seconds (a flapping link, or heavy loss)",
+        what, std::strerror(sock.error().errnum)));
   }
   return again;
 }
@@ -112,18 +138,26 @@ Result<Fd, SessionFailure> connect_to_server(const Target& t, Deadline end,
                                       fmt::format("{}:{}", t.host, t.tcp_port), retried);
   if (!sock) return failure(Stage::kTcpConnect, sock.error());
   auto met = proto::meet_server(*sock, key, std::min(end, deadline_in(greeting_wait)));
-  if (!met && met.error().kind == proto::AuthFailure::kSilent && ms_left(end) >= 2000) {
-    auto again = tcp_connect(*addrs, std::min(end, deadline_in(t.connect_wait)));
-    if (again) {
+  if (!met && ms_left(end) >= 2000 && greeting_maybe_lost(met.error())) {
+    if (auto again = tcp_connect(*addrs, std::min(end, deadline_in(t.connect_wait)))) {
+      const proto::AuthError first = met.error();
+      const std::string first_resent = resent(*sock);
       *sock = std::move(*again);
       met = proto::meet_server(*sock, key, std::min(end, deadline_in(greeting_wait)));
-      if (!met && met.error().kind == proto::AuthFailure::kSilent) {
+      if (!met && met.error().kind == first.kind) {
         met.error().error.context += ", on a second connection too";
       } else if (met && retried != nullptr) {
-        retried->push_back(fmt::format(
-            "{}:{} sent no greeting within {:.1f} s on the first TCP connection and greeted on a "
-            "second: the path lost packets for seconds (a flapping link, or heavy loss)",
-            t.host, t.tcp_port, std::chrono::duration<double>(greeting_wait).count()));
+        retried->push_back(
+            first.kind == proto::AuthFailure::kSilent
+                ? fmt::format("{}:{} sent no greeting within {:.1f} s on the first TCP connection "
+                              "and greeted on a second: the path lost packets for seconds (a "
+                              "flapping link, or heavy loss)",
+                              t.host, t.tcp_port,
+                              std::chrono::duration<double>(greeting_wait).count())
+                : fmt::format("{}:{} broke the first TCP connection during the greeting ({}{}) "
+                              "and greeted on a second: the path lost packets for seconds (a "
+                              "flapping link, or heavy loss), or the server restarted",
+                              t.host, t.tcp_port, first.error.message(), first_resent));
       }
     }
   }

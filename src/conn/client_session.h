@@ -83,16 +83,17 @@ struct SessionFailure {
 // second silence is the listener's. A greeting that came only the second time
 // is said in RETRIED (when given): the path lost packets for seconds.
 //
-// A connect that timed out (no SYN-ACK within Target::connect_wait) is tried
-// once more the same way, for the same reason: a flap can eat every SYN of
-// one wait. Refusals and unreachable routes are answers: never tried again.
+// A connect that got no answer (no SYN-ACK within Target::connect_wait, or
+// no ARP/ND reply: EHOSTUNREACH) is tried once more the same way, for the
+// same reason: a flap can eat every SYN or ARP request of one wait. Refusals
+// and missing routes are answers: never tried again.
 Result<Fd, SessionFailure> connect_to_server(const Target& t, Deadline end,
                                              std::vector<std::string>* retried = nullptr);
 
 // That connect step on its own: CONNECT(deadline) once, and once more when it
-// timed out and END leaves 2 s after it, each waiting up to WAIT. A second
-// timeout says ", on a second attempt too"; a second attempt that connects
-// is said in RETRIED (when given), naming WHAT.
+// got no answer and END leaves 2 s after it, each waiting up to WAIT. A
+// second silence says ", on a second attempt too"; a second attempt that
+// connects is said in RETRIED (when given), naming WHAT.
 Result<Fd> connect_timing_out_once(const std::function<Result<Fd>(Deadline)>& connect, Deadline end,
                                    std::chrono::milliseconds wait, const std::string& what,
                                    std::vector<std::string>* retried);
