@@ -182,14 +182,11 @@ std::optional<Finding> stall_before_failure_finding(const Spec& s, uint32_t size
                                                     const Stall& silence,
                                                     const std::string& error) {
   if (silence.seconds < kStallWarnS) return std::nullopt;
-  Finding f;
-  f.id = FindingId::kTrafficStalled;
-  f.severity = Severity::kWarn;
-  f.layer = Layer::kPerformance;
-  f.summary = fmt::format(
-      "traffic stopped {:.1f} s into the {} B {} and did not resume: the test failed {:.1f} s "
-      "later",
-      silence.from, size, name_of(s.op), silence.seconds);
+  Finding f = make_finding(
+      FindingId::kTrafficStalled, Severity::kWarn, Layer::kPerformance,
+      fmt::format("traffic stopped {:.1f} s into the {} B {} and did not resume: the test "
+                  "failed {:.1f} s later",
+                  silence.from, size, name_of(s.op), silence.seconds));
   f.evidence.push_back(fmt::format(
       "{} B: no message completed for the last {:.2f} s before the failure (progress sampled "
       "every millisecond)",

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 namespace rdmacheck::perf {
 namespace {
 
@@ -117,8 +119,8 @@ TEST(Verdict, AStallTheTestDidNotOutliveIsNamedWithTheFailure) {
       "messages";
   auto f = stall_before_failure_finding(s, 4096, Stall{6.1, 8.6, false}, error);
   ASSERT_TRUE(f);
-  EXPECT_EQ(f->id, FindingId::kTrafficStalled);
-  EXPECT_EQ(f->severity, Severity::kWarn);
+  EXPECT_EQ(std::make_pair(f->id, f->severity),
+            std::make_pair(FindingId::kTrafficStalled, Severity::kWarn));
   EXPECT_EQ(f->summary,
             "traffic stopped 6.1 s into the 4096 B write and did not resume: the test failed "
             "8.6 s later");
