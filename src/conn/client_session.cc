@@ -77,11 +77,12 @@ namespace {
 
 // Whether a failed greeting may be what a path that lost packets for
 // seconds does, and so worth one more connection: no greeting at all, or a
-// connection that broke in the middle of it (the server's 5 s handshake
-// deadline ran out during the outage). A peer that really speaks another
-// version breaks the second the same way.
+// connection that broke in the middle of it with an I/O error (a reset: the
+// server's 5 s handshake deadline ran out during the outage). What the peer
+// said (another version, a malformed greeting) is no outage: never again.
 bool greeting_maybe_lost(const proto::AuthError& e) {
-  return e.kind == proto::AuthFailure::kSilent || e.kind == proto::AuthFailure::kProtocol;
+  return e.kind == proto::AuthFailure::kSilent ||
+         (e.kind == proto::AuthFailure::kProtocol && e.error.errnum != 0);
 }
 
 // What TCP_INFO counted of this side's retransmissions, for the warning.
@@ -144,7 +145,7 @@ Result<Fd, SessionFailure> connect_to_server(const Target& t, Deadline end,
       const std::string first_resent = resent(*sock);
       *sock = std::move(*again);
       met = proto::meet_server(*sock, key, std::min(end, deadline_in(greeting_wait)));
-      if (!met && met.error().kind == first.kind) {
+      if (!met && greeting_maybe_lost(met.error())) {
         met.error().error.context += ", on a second connection too";
       } else if (met && retried != nullptr) {
         retried->push_back(

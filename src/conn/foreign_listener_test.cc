@@ -4,13 +4,17 @@
 
 #include <fmt/core.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
+#include <fstream>
 
 #include "conn/client_session.h"
 #include "conn/ping.h"
 #include "net/tcp.h"
+#include "testing/temp_dir.h"
 
 namespace rdmacheck::conn {
 namespace {
@@ -87,6 +91,31 @@ TEST(ForeignListener, AGreetingLostOnceIsAskedForAgainAndSaid) {
                             "greeted on a second"),
             std::string::npos)
       << retried[0];
+}
+
+// A connection reset in the middle of the greeting (matrix row
+// switch-flap-mid-test: the server's handshake deadline ran out during the
+// flap) is asked again too; it used to be auth-protocol, "run the same
+// rdmacheck version".
+TEST(ForeignListener, AGreetingResetOnceIsAskedForAgainAndSaid) {
+  ForeignListener l(ForeignListener::Manner::kResetOnce);
+  Target t = quick_target(l);
+  const auto dir = test_util::make_temp_dir("reset-once");
+  t.psk_file = (dir / "client.psk").string();
+  { std::ofstream(t.psk_file) << ForeignListener::kResetOnceKey; }
+  ::chmod(t.psk_file.c_str(), 0600);
+  std::vector<std::string> retried;
+  auto sock = connect_to_server(t, deadline_in(std::chrono::seconds(10)), &retried);
+  ASSERT_TRUE(sock) << sock.error().error.message();
+  EXPECT_EQ(l.accepted(), 2);
+  ASSERT_EQ(retried.size(), 1u);
+  EXPECT_NE(retried[0].find(fmt::format("127.0.0.1:{} broke the first TCP connection during the "
+                                        "greeting (",
+                                        l.port())),
+            std::string::npos)
+      << retried[0];
+  EXPECT_NE(retried[0].find("Connection reset by peer"), std::string::npos) << retried[0];
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ForeignListener, SilentTwiceIsTheListenersAndEachWaitIsBounded) {

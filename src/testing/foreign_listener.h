@@ -3,7 +3,11 @@
 // sends a banner (as sshd does), says nothing (as an HTTP server waiting for
 // a request), or closes at once; it waits for the client to hang up, never
 // for a time. kSilentOnce is silent on its first connection and greets as a
-// keyless `rdmacheck serve` on the later ones (a greeting lost to a flap).
+// keyless `rdmacheck serve` on the later ones (a greeting lost to a flap);
+// kResetOnce greets as a keyed server (key kResetOnceKey) but resets its
+// first connection when the client's proof arrives (as a server whose
+// handshake deadline ran out during an outage), and greets and checks the
+// proof on the later ones.
 #pragma once
 
 #include <netinet/in.h>
@@ -18,14 +22,17 @@
 #include <thread>
 
 #include "base/fd.h"
+#include "net/tcp.h"
 #include "proto/auth.h"
+#include "proto/messages.h"
 
 namespace rdmacheck::test_util {
 
 class ForeignListener {
  public:
-  enum class Manner { kBanner, kSilent, kCloseAtOnce, kSilentOnce };
+  enum class Manner { kBanner, kSilent, kCloseAtOnce, kSilentOnce, kResetOnce };
 
+  static inline const std::string kResetOnceKey = std::string(32, 'k');
   explicit ForeignListener(Manner m) : manner_(m), sock_(::socket(AF_INET, SOCK_STREAM, 0)) {
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -66,6 +73,22 @@ class ForeignListener {
       if (!c.valid()) continue;
       const int n = ++accepted_;
       if (manner_ == Manner::kCloseAtOnce) continue;
+      if (manner_ == Manner::kResetOnce && n == 1) {
+        const nlohmann::json greeting = {{"type", proto::type_name(proto::MessageType::kGreeting)},
+                                         {"version", proto::kVersion},
+                                         {"auth", "psk"},
+                                         {"nonce", std::string(2 * proto::kNonceBytes, '1')}};
+        (void)send_frame(c, greeting, deadline_in(std::chrono::seconds(5)));
+        char b[1];
+        if (wait(c.get())) (void)::recv(c.get(), b, 1, MSG_PEEK);  // the proof came
+        const linger l{1, 0};                                      // close with a RST
+        ::setsockopt(c.get(), SOL_SOCKET, SO_LINGER, &l, sizeof l);
+        continue;
+      }
+      if (manner_ == Manner::kResetOnce) {
+        (void)proto::greet_client(c, {proto::Psk{"reset-once", kResetOnceKey}},
+                                  deadline_in(std::chrono::seconds(5)));
+      }
       if (manner_ == Manner::kSilentOnce && n > 1) {
         (void)proto::greet_client(c, {}, deadline_in(std::chrono::seconds(5)));
       }
