@@ -225,8 +225,10 @@ std::optional<Finding> unfinished_test_finding(const perf::PerfReport& rep, bool
   const bool counted_loss =
       std::any_of(rep.findings.begin(), rep.findings.end(),
                   [](const Finding& f) { return f.id == FindingId::kPacketLossDuringTest; });
-  if (rep.failed == conn::Stage::kTraffic && rep.stalled_before_failure &&
-      rep.stalled_before_failure->seconds >= perf::kStallWarnS) {
+  const bool stalled = std::any_of(rep.findings.begin(), rep.findings.end(), [](const Finding& f) {
+    return f.id == FindingId::kTrafficStalled;
+  });
+  if (rep.failed == conn::Stage::kTraffic && stalled && rep.stalled_before_failure) {
     // Layer 2 passed before it: a path that stopped for seconds mid-test
     // (traffic-stalled says when) is an outage the test did not outlast.
     Finding f{

@@ -15,6 +15,7 @@
 #include "perf/report.h"
 #include "perf/sync.h"
 #include "perf/validate.h"
+#include "sysfs/port_counters.h"
 #include "sysfs/rdma_sysfs.h"
 
 namespace rdmacheck::perf {
@@ -450,8 +451,9 @@ PerfReport run_perf(const PerfOptions& o, const std::atomic<bool>& stop) {
     if (auto f = stall_finding(o.spec, r.bw, r.lat)) r.findings.insert(r.findings.begin(), *f);
   } else if (r.stalled_before_failure) {
     // The failure is what the outage cost: the outage first.
-    if (auto f = stall_before_failure_finding(o.spec, r.failed_size, *r.stalled_before_failure,
-                                              r.error)) {
+    if (auto f = stall_before_failure_finding(
+            o.spec, r.failed_size, *r.stalled_before_failure, r.error,
+            sequence_gaps(r.local_counters) + sequence_gaps(r.peer_counters))) {
       r.findings.insert(r.findings.begin(), *f);
     }
   }

@@ -179,9 +179,9 @@ std::optional<Finding> stall_finding(const Spec& s, const std::vector<BwSample>&
 }
 
 std::optional<Finding> stall_before_failure_finding(const Spec& s, uint32_t size,
-                                                    const Stall& silence,
-                                                    const std::string& error) {
-  if (silence.seconds < kStallWarnS) return std::nullopt;
+                                                    const Stall& silence, const std::string& error,
+                                                    uint64_t sequence_gaps) {
+  if (silence.seconds < kStallWarnS || sequence_gaps > 0) return std::nullopt;
   Finding f = make_finding(
       FindingId::kTrafficStalled, Severity::kWarn, Layer::kPerformance,
       fmt::format("traffic stopped {:.1f} s into the {} B {} and did not resume: the test "

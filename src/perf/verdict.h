@@ -62,7 +62,11 @@ std::optional<Finding> stall_finding(const Spec& s, const std::vector<BwSample>&
 // completed for kStallWarnS or more: traffic-stalled too, with when it
 // stopped; the failure is what the stall cost (RC's retries ran out before
 // the path or the peer came back). Shorter silences: none, the error says it.
+// Nor where the ports counted SEQUENCE_GAPS: packets after a gap arrived, so
+// traffic flowed and was lost or reordered (packet-loss-during-test says so):
+// no outage.
 std::optional<Finding> stall_before_failure_finding(const Spec& s, uint32_t size,
-                                                    const Stall& silence, const std::string& error);
+                                                    const Stall& silence, const std::string& error,
+                                                    uint64_t sequence_gaps);
 
 }  // namespace rdmacheck::perf
