@@ -222,13 +222,9 @@ std::optional<Finding> unfinished_test_finding(const perf::PerfReport& rep, bool
   // Layer 2's probes may all pass on a path that loses 1 % of packets (130
   // probes see no loss about a quarter of the time); the test's own counters
   // then are the observation that packets were lost.
-  const bool counted_loss =
-      std::any_of(rep.findings.begin(), rep.findings.end(),
-                  [](const Finding& f) { return f.id == FindingId::kPacketLossDuringTest; });
-  const bool stalled = std::any_of(rep.findings.begin(), rep.findings.end(), [](const Finding& f) {
-    return f.id == FindingId::kTrafficStalled;
-  });
-  if (rep.failed == conn::Stage::kTraffic && stalled && rep.stalled_before_failure) {
+  const bool counted_loss = has_finding(rep.findings, FindingId::kPacketLossDuringTest);
+  if (rep.failed == conn::Stage::kTraffic &&
+      has_finding(rep.findings, FindingId::kTrafficStalled) && rep.stalled_before_failure) {
     // Layer 2 passed before it: a path that stopped for seconds mid-test
     // (traffic-stalled says when) is an outage the test did not outlast.
     Finding f{
@@ -441,9 +437,7 @@ CheckReport run_check(const CheckOptions& o, const std::atomic<bool>& stop) {
     // The rdma_cm ping on another device than the verbs ping: that is the
     // cause, and what the rdma_cm ping reported its consequence (unless the
     // ping itself already put its failure down to --src).
-    const bool src_blamed =
-        std::any_of(rep.findings.begin(), rep.findings.end(),
-                    [](const Finding& f) { return f.id == FindingId::kCmDeviceDiffers; });
+    const bool src_blamed = has_finding(rep.findings, FindingId::kCmDeviceDiffers);
     if (p.cm && !r.pings.empty() && !src_blamed) {
       if (auto d = cm_device_differs(r.pings.front(), rep)) {
         auto& l2 = layer(r, Layer::kConnection).findings;

@@ -60,6 +60,10 @@ Severity worst(const std::vector<Finding>& fs) {
   return w;
 }
 
+bool has_finding(const std::vector<Finding>& fs, FindingId id) {
+  return std::any_of(fs.begin(), fs.end(), [id](const Finding& f) { return f.id == id; });
+}
+
 int exit_status(const std::vector<Finding>& fs) {
   switch (worst(fs)) {
     case Severity::kFail:

@@ -71,6 +71,8 @@ nlohmann::json to_json(const std::vector<Finding>& fs);
 // Exit status for a list of findings: 0 none at warn or above, 1 warnings, 2 failures.
 int exit_status(const std::vector<Finding>& fs);
 Severity worst(const std::vector<Finding>& fs);
+// Whether FS holds a finding with ID.
+bool has_finding(const std::vector<Finding>& fs, FindingId id);
 
 // Text rendering: "FAIL firewall-blocks-roce: summary" + indented evidence and fix,
 // then "(rdmacheck explain firewall-blocks-roce)", where its catalogue entry is.
