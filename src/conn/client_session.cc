@@ -71,9 +71,8 @@ std::optional<SessionFailure> cm_establish(ClientSession& s, const SessionReques
   return std::nullopt;
 }
 
-}  // namespace
-
-namespace {
+// A second connection is tried only while the deadline leaves this much.
+constexpr int kSecondTryMs = 2000;
 
 // Whether a failed greeting may be what a path that lost packets for
 // seconds does, and so worth one more connection: no greeting at all, or a
@@ -103,17 +102,25 @@ Result<Fd> connect_timing_out_once(const std::function<Result<Fd>(Deadline)>& co
     return e.errnum == ETIMEDOUT || e.errnum == EHOSTUNREACH;
   };
   auto sock = connect(std::min(end, deadline_in(wait)));
-  if (sock || !silent(sock.error()) || ms_left(end) < 2000) return sock;
+  if (sock || !silent(sock.error()) || ms_left(end) < kSecondTryMs) return sock;
   auto again = connect(std::min(end, deadline_in(wait)));
   if (!again) {
     if (silent(again.error())) again.error().context += ", on a second attempt too";
     return again;
   }
   if (retried != nullptr) {
+    // No ARP answer is the path or a host not yet up; a SYN unanswered is the
+    // path too, or a server whose accept queue was full (its kernel drops the
+    // SYN), and the server's own counter tells that apart.
+    const bool arp = sock.error().errnum == EHOSTUNREACH;
     retried->push_back(fmt::format(
-        "{}: the first TCP connection attempt got no answer ({}) and a second connected: the "
-        "path lost packets for seconds (a flapping link, or heavy loss)",
-        what, std::strerror(sock.error().errnum)));
+        "{}: the first TCP connection attempt got no answer ({}) and a second connected: {}", what,
+        std::strerror(sock.error().errnum),
+        arp ? "no ARP/ND answer came for seconds (a flapping link, heavy loss, or a host that "
+              "was only coming up)"
+            : "the path lost packets for seconds (a flapping link, or heavy loss), or the "
+              "server's accept queue was full (a stalled or flooded server: `nstat -az "
+              "TcpExtListenOverflows` there counts the connections it dropped)"));
   }
   return again;
 }
@@ -139,7 +146,7 @@ Result<Fd, SessionFailure> connect_to_server(const Target& t, Deadline end,
                                       fmt::format("{}:{}", t.host, t.tcp_port), retried);
   if (!sock) return failure(Stage::kTcpConnect, sock.error());
   auto met = proto::meet_server(*sock, key, std::min(end, deadline_in(greeting_wait)));
-  if (!met && ms_left(end) >= 2000 && greeting_maybe_lost(met.error())) {
+  if (!met && ms_left(end) >= kSecondTryMs && greeting_maybe_lost(met.error())) {
     if (auto again = tcp_connect(*addrs, std::min(end, deadline_in(t.connect_wait)))) {
       const proto::AuthError first = met.error();
       const std::string first_resent = resent(*sock);
@@ -152,13 +159,16 @@ Result<Fd, SessionFailure> connect_to_server(const Target& t, Deadline end,
             first.kind == proto::AuthFailure::kSilent
                 ? fmt::format("{}:{} sent no greeting within {:.1f} s on the first TCP connection "
                               "and greeted on a second: the path lost packets for seconds (a "
-                              "flapping link, or heavy loss)",
+                              "flapping link, or heavy loss), or the server stalled for seconds "
+                              "(the timestamps of its log tell)",
                               t.host, t.tcp_port,
                               std::chrono::duration<double>(greeting_wait).count())
-                : fmt::format("{}:{} broke the first TCP connection during the greeting ({}{}) "
-                              "and greeted on a second: the path lost packets for seconds (a "
-                              "flapping link, or heavy loss), or the server restarted",
-                              t.host, t.tcp_port, first.error.message(), first_resent));
+                : fmt::format(
+                      "{}:{} broke the first TCP connection during the greeting ({}{}) "
+                      "and greeted on a second: the path lost packets for seconds (a "
+                      "flapping link, or heavy loss), or the server stalled or restarted (its "
+                      "log tells)",
+                      t.host, t.tcp_port, first.error.message(), first_resent));
       }
     }
   }

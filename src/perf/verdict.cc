@@ -192,7 +192,10 @@ std::optional<Finding> stall_before_failure_finding(const Spec& s, uint32_t size
       "every millisecond)",
       size, silence.seconds));
   f.evidence.push_back(error);
-  f.fix = stall_causes();
+  // One more cause than for a stall that resumed: a server that is gone.
+  f.fix = stall_causes() +
+          "; or the server's process ended mid-test (rdmacheck serve's log says so, and this "
+          "report then has no counters from the peer)";
   return f;
 }
 

@@ -127,6 +127,7 @@ TEST(Verdict, AStallTheTestDidNotOutliveIsNamedWithTheFailure) {
   ASSERT_EQ(f->evidence.size(), 2u);
   EXPECT_EQ(f->evidence[1], error);
   EXPECT_NE(f->fix.find("went down and came back"), std::string::npos);
+  EXPECT_NE(f->fix.find("the server's process ended mid-test"), std::string::npos);
   EXPECT_FALSE(
       stall_before_failure_finding(s, 4096, Stall{6.1, kStallWarnS - 0.1, false}, error, 0));
   // Matrix row switch-reorder-25: one 64 KiB write completed, then 6.6 s of
