@@ -6,6 +6,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -48,6 +49,7 @@ Result<std::unique_ptr<Hub>> Hub::start(const std::vector<std::string>& hub_path
     if (auto addr = unix_addr(g); !addr) return addr.error();
   }
   h->guests_ = guest_paths;
+  h->stalls_.resize(guest_paths.size());
   h->wires_ = wires.empty() ? std::vector<int>(hub_paths.size(), 1) : wires;
   for (size_t i = 0; i < hub_paths.size(); ++i) {
     // One stream of random choices per port and direction.
@@ -96,6 +98,11 @@ void Hub::begin_run() {
   if (!run_began_) run_began_ = now_s();
 }
 
+Hub::Stall Hub::longest_stall(size_t i) const {
+  const std::lock_guard lock(mu_);
+  return i < stalls_.size() ? stalls_[i] : Stall{};
+}
+
 Hub::PortFaults Hub::switch_report(size_t port) const {
   const std::lock_guard lock(mu_);
   PortFaults r;
@@ -127,6 +134,23 @@ void Hub::loop() {
   const size_t n = socks_.size();
   std::vector<bool> connected(n, false);
   std::vector<std::deque<std::string>> queued(n);
+  // Per guest: since when frames have waited for it without a break, when
+  // its QEMU last took one, and when it last sent one: together a stall.
+  std::vector<std::optional<double>> waiting_since(n);
+  std::vector<double> last_from(n, 0);
+  std::vector<double> last_taken(n, 0);
+  auto note_stalls = [&](double now) {
+    const std::lock_guard lock(mu_);
+    for (size_t j = 0; j < n; ++j) {
+      if (queued[j].empty()) {
+        waiting_since[j].reset();
+        continue;
+      }
+      if (!waiting_since[j]) waiting_since[j] = now;
+      const double from = std::max({*waiting_since[j], last_from[j], last_taken[j]});
+      if (now - from > stalls_[j].seconds) stalls_[j] = Stall{from, now - from};
+    }
+  };
   std::vector<sockaddr_un> dest;
   for (const auto& g : guests_) {
     sockaddr_un a{};
@@ -136,17 +160,24 @@ void Hub::loop() {
   }
   // Sends what waits for guest j; false when its queue is (still) full.
   auto flush = [&](size_t j) {
+    bool took = false;
+    bool room = true;
     while (!queued[j].empty()) {
       const std::string& f = queued[j].front();
       if (::send(socks_[j].get(), f.data(), f.size(), MSG_DONTWAIT) < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+          room = false;
+          break;
+        }
         connected[j] = false;  // the guest went away: forget what waited for it
         queued[j].clear();
-        return true;
+        break;
       }
+      took = true;
       queued[j].pop_front();
     }
-    return true;
+    if (took) last_taken[j] = now_s();
+    return room;
   };
   auto deliver = [&](size_t j, const char* data, size_t len) {
     if (!connected[j]) {
@@ -217,6 +248,7 @@ void Hub::loop() {
       deliver(h.to, h.data.data(), h.data.size());
       held.pop();
     }
+    note_stalls(now_s());
     if (ready <= 0) continue;
     for (size_t j = 0; j < n; ++j) {
       if ((fds[j].revents & POLLOUT) != 0) flush(j);
@@ -228,6 +260,7 @@ void Hub::loop() {
         if (got <= 0) break;
         frames_.fetch_add(1);
         if (i < kPorts) from_[i].fetch_add(1);
+        last_from[i] = now_s();
         const auto len = static_cast<size_t>(got);
         FrameFate fate;
         {

@@ -54,6 +54,14 @@ class Hub {
   [[nodiscard]] uint64_t max_queue_to(size_t i) const {
     return i < kPorts ? max_queue_[i].load() : 0;
   }
+  // The longest time guest i's QEMU took no frame while frames waited for it and the guest sent
+  // none either: a stalled guest (its emulator or kernel), which no network fault looks like —
+  // a guest behind a loss or a firewall still takes what reaches it.
+  struct Stall {
+    double from_s = 0;   // seconds after the hub started
+    double seconds = 0;  // 0: never
+  };
+  [[nodiscard]] Stall longest_stall(size_t i) const;
 
   // Switch faults on port i (false: no such port). Faults with a time wait
   // for begin_run(); the others act at once.
@@ -92,6 +100,7 @@ class Hub {
   std::vector<PortShapers> shapers_;
   std::vector<std::vector<std::string>> ever_;  // per port: PortFaults::ever
   std::optional<double> run_began_;             // now_s() at begin_run()
+  std::vector<Stall> stalls_;                   // per port: longest_stall()
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
   std::thread thread_;
 };

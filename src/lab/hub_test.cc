@@ -144,5 +144,49 @@ TEST(Hub, SwitchFaultsActOnTheirPortAndDirectionAndAreCounted) {
   std::filesystem::remove_all(dir);
 }
 
+// A guest whose QEMU stops reading its socket and sends nothing is a stall:
+// the hub measures how long frames waited for it untaken. A guest that reads
+// what reaches it, however little it sends, is none.
+TEST(Hub, AGuestThatTakesNoFrameAndSendsNoneIsAStall) {
+  const auto dir = test_util::make_temp_dir("hub");
+  std::vector<std::string> hubs;
+  std::vector<std::string> guests;
+  for (const char* n : {"h1", "h2", "h3"}) {
+    hubs.push_back((dir / (std::string("hub-") + n + ".sock")).string());
+    guests.push_back((dir / (std::string(n) + ".sock")).string());
+  }
+  std::vector<Fd> g;
+  for (const auto& p : guests) g.push_back(bind_guest(p));
+  auto hub = Hub::start(hubs, guests);
+  ASSERT_TRUE(hub.ok()) << hub.error().message();
+  auto& h = **hub;
+  // h1 sends until h2's socket (never read) is full and the hub queues for
+  // it; h3 reads everything as it comes.
+  const std::string frame(200, 'x');
+  for (int i = 0; i < 2000; ++i) {
+    send_to(g[0], hubs[0], frame);
+    ASSERT_EQ(receive(g[2]), frame) << i;
+  }
+  ASSERT_GT(h.max_queue_to(1), 0u) << "h2's socket never filled";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (h.longest_stall(1).seconds < 0.5 && std::chrono::steady_clock::now() < deadline) {
+    pollfd none{-1, 0, 0};
+    ::poll(&none, 1, 50);  // the hub measures the stall: nothing to wait for but the clock
+  }
+  EXPECT_GE(h.longest_stall(1).seconds, 0.5);
+  EXPECT_GT(h.longest_stall(1).from_s, 0.0);
+  EXPECT_EQ(h.longest_stall(2).seconds, 0.0) << "h3 took every frame";
+  EXPECT_EQ(h.longest_stall(0).seconds, 0.0) << "nothing ever waited for h1";
+  // Once h2 sends, the stall it was in has ended: it grows no further.
+  send_to(g[1], hubs[1], "h2 is back");
+  EXPECT_EQ(receive(g[0]), "h2 is back");
+  const double ended = h.longest_stall(1).seconds;
+  send_to(g[1], hubs[1], "marker");
+  EXPECT_EQ(receive(g[0]), "marker");
+  EXPECT_LT(h.longest_stall(1).seconds, ended + 0.5);
+  hub->reset();
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace rdmacheck::lab

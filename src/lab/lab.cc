@@ -327,6 +327,9 @@ std::vector<WireCounters> Lab::wire_counters() {
     w.hub_dropped_to = hub_->dropped_to(i);
     w.hub_unheard_to = hub_->unheard_to(i);
     w.hub_max_queue = hub_->max_queue_to(i);
+    const auto stall = hub_->longest_stall(i);
+    w.stall_from_s = stall.from_s;
+    w.stall_s = stall.seconds;
     const auto sw = hub_->switch_report(i);
     w.switch_faults = sw.ever;  // cleared ones too: their counters are in the report
     w.switch_in = sw.in;

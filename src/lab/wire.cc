@@ -44,10 +44,17 @@ std::string format_wire(const WireCounters& w) {
   } else {
     out += "; the guest's own counters did not come back";
   }
+  const std::string port = w.wire == 1 ? w.host : fmt::format("{}-{}", w.host, w.wire);
+  if (w.stall_s >= kGuestStallS) {
+    out += fmt::format(
+        "\nlab: STALL {}: its QEMU took no frame for {:.1f} s from {:.1f} s into the lab while "
+        "frames waited for it, and it sent none: the guest stopped (its emulator got no CPU, or "
+        "its kernel hung), not the network; what a test says about that time is the lab's",
+        port, w.stall_s, w.stall_from_s);
+  }
   if (!w.switch_faults.empty()) {
     std::string faults;
     for (const auto& f : w.switch_faults) faults += (faults.empty() ? "" : ", ") + f;
-    const std::string port = w.wire == 1 ? w.host : fmt::format("{}-{}", w.host, w.wire);
     out += fmt::format("\nlab: switch port {} ({}): {}; {}", port, faults,
                        format_switch("towards " + port, w.switch_in),
                        format_switch("from " + port, w.switch_out));
@@ -100,6 +107,7 @@ nlohmann::json to_json(const WireCounters& w) {
                       {"hub_dropped_to", w.hub_dropped_to},
                       {"hub_unheard_to", w.hub_unheard_to},
                       {"hub_max_queue", w.hub_max_queue},
+                      {"hub_stall", {{"from_s", w.stall_from_s}, {"seconds", w.stall_s}}},
                       {"guest", nullptr}};
   if (w.guest) {
     j["guest"] = {{"tx_packets", w.guest->tx_packets},

@@ -37,7 +37,15 @@ struct WireCounters {
   std::vector<std::string> switch_faults;
   ShaperCounters switch_in;
   ShaperCounters switch_out;
+  // The longest time the host's QEMU took no frame from the hub while frames waited for it and it
+  // sent none (Hub::longest_stall): seconds after the lab started, and how long.
+  double stall_from_s = 0;
+  double stall_s = 0;
 };
+
+// A stall this long is named in the wire report: a busy emulated guest still
+// takes frames and sends some within a second.
+inline constexpr double kGuestStallS = 2.0;
 
 // "towards h2: 5230 frames, dropped 52 (loss 52), delayed 0, ..." for one
 // direction of a port with switch faults.
@@ -45,6 +53,7 @@ std::string format_switch(const std::string& what, const ShaperCounters& c);
 
 // "lab: wire h1: sent 5321 frames, hub dropped 0 towards it; in the guest: tx 5321 rx 5010
 // packets, qdisc dropped 0"; on wire k > 1 the NIC is named as in /etc/hosts ("wire h1-2").
+// A stall of kGuestStallS or more gets a line of its own ("lab: STALL h1: ...").
 std::string format_wire(const WireCounters& w);
 nlohmann::json to_json(const WireCounters& w);
 

@@ -30,6 +30,20 @@ TEST(Wire, OneLinePerHost) {
   EXPECT_NE(format_wire(c).find("did not come back"), std::string::npos);
 }
 
+// A stalled guest is named as the lab's, not the network's; a shorter pause is not.
+TEST(Wire, AStalledGuestIsNamedOnItsOwnLine) {
+  WireCounters c{"h1", 1, "eth0", 100, 0, 0, 4096, GuestWire{101, 99, 0}};
+  c.stall_from_s = 31.04;
+  c.stall_s = 6.25;
+  EXPECT_NE(format_wire(c).find("\nlab: STALL h1: its QEMU took no frame for 6.2 s from 31.0 s "
+                                "into the lab while frames waited for it, and it sent none"),
+            std::string::npos)
+      << format_wire(c);
+  EXPECT_EQ(to_json(c)["hub_stall"]["seconds"], 6.25);
+  c.stall_s = kGuestStallS - 0.1;
+  EXPECT_EQ(format_wire(c).find("STALL"), std::string::npos);
+}
+
 // Every NIC of a host has its own row, named as in /etc/hosts; JSON keeps
 // "host" and adds the wire and the netdev.
 TEST(Wire, OneLinePerHostAndWire) {
