@@ -109,16 +109,17 @@ TEST(QpList, JsonRoundTrip) {
   EXPECT_EQ(back.comm, "rdmacheck");
 }
 
-// The real dump on this machine: where the kernel has no RDMA core, the
-// netlink family itself is missing and that is what the error says.
-TEST(QpList, ReadsThisMachine) {
-  const auto r = read_qps(FsRoot("/"));
-  if (!std::filesystem::exists("/sys/module/ib_core")) {
-    ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().errnum, EPROTONOSUPPORT) << r.error().message();
-  } else {
-    EXPECT_TRUE(r.ok()) << r.error().message();
+// The real dump on a machine whose kernel has no RDMA core (CI's, this
+// project's): the netlink family itself is missing and that is what the
+// error says. Where ib_core is loaded the test says it cannot run here: the
+// lab's PingLab test reads a real QP list (its qps part) instead.
+TEST(QpList, AKernelWithoutRdmaCoreIsNamedByTheNetlinkError) {
+  if (std::filesystem::exists("/sys/module/ib_core")) {
+    GTEST_SKIP() << "ib_core is loaded here: the no-RDMA path cannot be read on this machine";
   }
+  const auto r = read_qps(FsRoot::live());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().errnum, EPROTONOSUPPORT) << r.error().message();
 }
 
 }  // namespace

@@ -2,16 +2,29 @@
 
 #include <gtest/gtest.h>
 
-#include "doctor/sources.h"
+#include <nlohmann/json.hpp>
+
+#include "sysfs/fs_root.h"
 
 namespace rdmacheck::qps {
 namespace {
 
 const std::string kFixtures = RDMACHECK_FIXTURES;
 
+// The QP list `doctor --capture` recorded under the fixture's capture/ (the
+// same file doctor's replay reads; qps/ cannot reach doctor/ from its floor).
+std::vector<QpInfo> captured_qps(const FsRoot& fs) {
+  const auto text = fs.read("/capture/qps.json");
+  EXPECT_TRUE(text.ok()) << fs.root();
+  std::vector<QpInfo> out;
+  if (!text) return out;
+  for (const auto& q : nlohmann::json::parse(*text)) out.push_back(qp_from_json(q));
+  return out;
+}
+
 TEST(Qps, FlagsErrorAndNotReadyQps) {
   const FsRoot fs(kFixtures + "/mlx5-gen3x8");
-  const auto r = make_report(doctor::replay_sources(fs)->qps());
+  const auto r = make_report(captured_qps(fs));
   ASSERT_FALSE(r.error);
   ASSERT_EQ(r.qps.size(), 4u);
   ASSERT_EQ(r.findings.size(), 2u);
@@ -32,7 +45,7 @@ TEST(Qps, FlagsErrorAndNotReadyQps) {
 
 TEST(Qps, HealthyListHasNoFindings) {
   const FsRoot fs(kFixtures + "/mlx5-healthy");
-  const auto r = make_report(doctor::replay_sources(fs)->qps());
+  const auto r = make_report(captured_qps(fs));
   EXPECT_EQ(r.qps.size(), 1u);
   EXPECT_TRUE(r.findings.empty());
   EXPECT_EQ(r.exit_status(), 0);
