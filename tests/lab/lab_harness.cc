@@ -21,6 +21,26 @@ std::string quote(const std::string& s) {
   return q + "'";
 }
 
+// Says in the test's output (ctest keeps it in Testing/Temporary/LastTest.log,
+// passed or not) how long the hub saw each guest stalled, so a whole lab-label
+// run can be read for stalls afterwards (grep 'lab-harness: ').
+void note_stalls(const LabRun& r) {
+  if (!r.doc.is_object() || !r.doc["wire"].is_array()) return;
+  std::string worst;
+  double longest = -1;
+  for (const auto& w : r.doc["wire"]) {
+    const double s = w["hub_stall"]["seconds"].get<double>();
+    if (s > longest) {
+      longest = s;
+      worst = w["host"].get<std::string>();
+    }
+  }
+  if (longest < 0) return;
+  std::printf("lab-harness: longest guest stall %.2f s (%s)%s\n", longest, worst.c_str(),
+              longest >= 2.0 ? ": STALL, the lab's, not rdmacheck's" : "");
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 LabRun run_lab(const std::vector<std::string>& args, const std::string& env) {
@@ -45,6 +65,7 @@ LabRun run_lab(const std::vector<std::string>& args, const std::string& env) {
   ss << e.rdbuf();
   r.console = ss.str();
   ::unlink(err.c_str());
+  note_stalls(r);
   return r;
 }
 

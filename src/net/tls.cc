@@ -1,0 +1,404 @@
+#include "net/tls.h"
+
+#include <arpa/inet.h>
+#include <fmt/core.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/ssl.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+namespace rdmacheck {
+namespace {
+
+// One suite: a PSK's hash must match the suite's, and AES-GCM is what the
+// CPUs of these hosts accelerate.
+constexpr std::array<unsigned char, 2> kAes128GcmSha256 = {0x13, 0x01};
+constexpr const char* kSuites = "TLS_AES_128_GCM_SHA256";
+constexpr std::string_view kPskLabel = "rdmacheck TLS 1.3 external PSK v1";
+
+struct CtxFree {
+  void operator()(SSL_CTX* c) const noexcept { SSL_CTX_free(c); }
+};
+struct SslFree {
+  void operator()(SSL* s) const noexcept { SSL_free(s); }
+};
+
+std::string derive_psk(const std::string& secret) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> out{};
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+       reinterpret_cast<const unsigned char*>(kPskLabel.data()), kPskLabel.size(), out.data(),
+       &len);
+  return {reinterpret_cast<const char*>(out.data()), len};
+}
+
+// The session that carries a PSK into OpenSSL (its "master key"); the caller
+// hands it to OpenSSL, which frees it.
+SSL_SESSION* psk_session(SSL* ssl, const std::string& secret) {
+  const SSL_CIPHER* cipher = SSL_CIPHER_find(ssl, kAes128GcmSha256.data());
+  SSL_SESSION* s = cipher != nullptr ? SSL_SESSION_new() : nullptr;
+  if (s == nullptr) return nullptr;
+  const std::string psk = derive_psk(secret);
+  if (SSL_SESSION_set1_master_key(s, reinterpret_cast<const unsigned char*>(psk.data()),
+                                  psk.size()) != 1 ||
+      SSL_SESSION_set_cipher(s, cipher) != 1 ||
+      SSL_SESSION_set_protocol_version(s, TLS1_3_VERSION) != 1) {
+    SSL_SESSION_free(s);
+    return nullptr;
+  }
+  return s;
+}
+
+// Every error OpenSSL queued, "; "-separated, and the queue emptied.
+std::string openssl_errors() {
+  std::string out;
+  while (const unsigned long e = ERR_get_error()) {
+    std::array<char, 256> buf{};
+    ERR_error_string_n(e, buf.data(), buf.size());
+    out += (out.empty() ? "" : "; ") + std::string(buf.data());
+  }
+  return out;
+}
+
+}  // namespace
+
+namespace detail {
+
+struct TlsState {
+  int fd = -1;
+  bool server = false;
+  std::unique_ptr<SSL_CTX, CtxFree> ctx;
+  std::unique_ptr<SSL, SslFree> ssl;
+  BIO* in = nullptr;   // what came from the peer, for OpenSSL to read (owned by ssl)
+  BIO* out = nullptr;  // what OpenSSL wrote, for the peer (owned by ssl)
+  TlsKey key;          // the client's
+  TlsChannel::KeyLookup keys;
+  std::string identity;
+  std::string sni;
+  bool unknown_identity = false;  // the server had no key for the client's identity
+  bool heard = false;             // any byte from the peer yet
+  std::string plain;              // decrypted bytes not yet taken by recv_frame
+};
+
+}  // namespace detail
+
+namespace {
+
+using detail::TlsState;
+
+TlsState* state_of(SSL* ssl) { return static_cast<TlsState*>(SSL_get_app_data(ssl)); }
+
+int use_session(SSL* ssl, const EVP_MD* md, const unsigned char** id, size_t* idlen,
+                SSL_SESSION** sess) {
+  TlsState* st = state_of(ssl);
+  if (md != nullptr && EVP_MD_get_size(md) != 32) return 0;  // only SHA-256 suites are offered
+  *sess = psk_session(ssl, st->key.secret);
+  if (*sess == nullptr) return 0;
+  *id = reinterpret_cast<const unsigned char*>(st->key.identity.data());
+  *idlen = st->key.identity.size();
+  return 1;
+}
+
+int find_session(SSL* ssl, const unsigned char* identity, size_t len, SSL_SESSION** sess) {
+  TlsState* st = state_of(ssl);
+  st->identity.assign(reinterpret_cast<const char*>(identity), len);
+  *sess = nullptr;
+  const auto secret = st->keys ? st->keys(st->identity) : std::nullopt;
+  if (!secret) {
+    st->unknown_identity = true;
+    return 1;  // no PSK: without a certificate the handshake then fails, which says so
+  }
+  *sess = psk_session(ssl, *secret);
+  return *sess != nullptr ? 1 : 0;
+}
+
+Result<Unit, TlsError> wait_for(int fd, short events, Deadline d, const char* what) {
+  pollfd p{fd, events, 0};
+  for (;;) {
+    const int left = ms_left(d);
+    if (left == 0) return TlsError{TlsFault::kTimedOut, code_error(what, ETIMEDOUT)};
+    const int r = ::poll(&p, 1, left);
+    if (r > 0) return Unit{};
+    if (r < 0 && errno != EINTR) return TlsError{TlsFault::kIo, errno_error(what)};
+  }
+}
+
+// Sends everything OpenSSL has written for the peer.
+Result<Unit, TlsError> flush(TlsState& st, Deadline d) {
+  std::array<char, 16384> buf{};
+  while (BIO_ctrl_pending(st.out) > 0) {
+    const int n = BIO_read(st.out, buf.data(), static_cast<int>(buf.size()));
+    if (n <= 0) break;
+    size_t done = 0;
+    while (done < static_cast<size_t>(n)) {
+      const ssize_t w = ::send(st.fd, buf.data() + done, static_cast<size_t>(n) - done,
+                               MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (w > 0) {
+        done += static_cast<size_t>(w);
+        continue;
+      }
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        if (auto s = wait_for(st.fd, POLLOUT, d, "send"); !s) return s;
+        continue;
+      }
+      const int e = errno;
+      return TlsError{e == EPIPE || e == ECONNRESET ? TlsFault::kClosed : TlsFault::kIo,
+                      code_error("send", e, "the TLS peer")};
+    }
+  }
+  return Unit{};
+}
+
+// Reads what the peer has sent (at least one byte) into OpenSSL's buffer.
+Result<Unit, TlsError> fill(TlsState& st, Deadline d) {
+  std::array<char, 16384> buf{};
+  for (;;) {
+    const ssize_t n = ::recv(st.fd, buf.data(), buf.size(), MSG_DONTWAIT);
+    if (n > 0) {
+      st.heard = true;
+      BIO_write(st.in, buf.data(), static_cast<int>(n));
+      return Unit{};
+    }
+    if (n == 0) {
+      return TlsError{TlsFault::kClosed,
+                      code_error("recv", ECONNRESET, "the peer closed the connection")};
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      const int e = errno;
+      return TlsError{e == ECONNRESET ? TlsFault::kClosed : TlsFault::kIo, code_error("recv", e)};
+    }
+    if (auto s = wait_for(st.fd, POLLIN, d, "recv"); !s) return s;
+  }
+}
+
+bool is_not_tls(int reason) {
+  switch (reason) {
+    case SSL_R_WRONG_VERSION_NUMBER:
+    case SSL_R_HTTP_REQUEST:
+    case SSL_R_HTTPS_PROXY_REQUEST:
+    case SSL_R_PACKET_LENGTH_TOO_LONG:
+    case SSL_R_UNKNOWN_PROTOCOL:
+    case SSL_R_UNSUPPORTED_PROTOCOL:
+    case SSL_R_WRONG_SSL_VERSION:
+    case SSL_R_RECORD_LENGTH_MISMATCH:
+    case SSL_R_UNEXPECTED_RECORD:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// What a failed OpenSSL call means, from its error queue and what this side saw.
+TlsError classify(TlsState& st, const char* what) {
+  const unsigned long first = ERR_peek_error();
+  const int reason = ERR_GET_REASON(first);
+  const std::string detail = openssl_errors();
+  const bool handshake = SSL_is_init_finished(st.ssl.get()) == 0;
+  auto err = [&](TlsFault f, const std::string& why) {
+    return TlsError{f, plain_error(what, why + (detail.empty() ? "" : " (" + detail + ")"))};
+  };
+  if (st.server &&
+      st.unknown_identity) {  // OpenSSL's reason (no certificate to fall back on) is noise
+    return TlsError{TlsFault::kUnknownIdentity,
+                    plain_error(what, fmt::format("the client named identity '{}', which this "
+                                                  "server holds no key for (unknown, or revoked)",
+                                                  st.identity))};
+  }
+  if (reason == SSL_R_BINDER_DOES_NOT_VERIFY) {
+    return err(TlsFault::kKeyMismatch,
+               fmt::format("the client's key for identity '{}' is not this server's", st.identity));
+  }
+  if (reason == SSL_R_DECRYPTION_FAILED_OR_BAD_RECORD_MAC) {
+    return err(TlsFault::kTampered,
+               "a TLS record failed its integrity check: it was changed on the path");
+  }
+  if (handshake && is_not_tls(reason)) {
+    return err(TlsFault::kNotTls,
+               st.heard ? "the peer does not speak TLS" : "the peer's first bytes are not TLS");
+  }
+  if (!st.server && handshake &&
+      (reason == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE || reason == SSL_R_TLSV1_ALERT_DECRYPT_ERROR ||
+       reason == SSL_R_SSLV3_ALERT_ILLEGAL_PARAMETER)) {
+    return err(TlsFault::kRefused,
+               fmt::format("the server refused identity '{}': it holds no key for it (unknown, or "
+                           "revoked) or another key; the server's log says which",
+                           st.key.identity));
+  }
+  if (reason == SSL_R_UNEXPECTED_EOF_WHILE_READING || (detail.empty() && errno == 0)) {
+    return err(TlsFault::kClosed, "the peer closed the connection without TLS's close");
+  }
+  return err(TlsFault::kProtocol, handshake ? "the TLS handshake failed" : "TLS failed");
+}
+
+// Runs OP (an SSL_* call) until it succeeds, moving bytes between the socket
+// and OpenSSL's buffers; returns OP's positive result.
+template <typename Op>
+Result<int, TlsError> drive(TlsState& st, Op op, Deadline d, const char* what) {
+  for (;;) {
+    ERR_clear_error();
+    errno = 0;
+    const int r = op();
+    auto sent = flush(st, d);  // OpenSSL's output, alerts included
+    if (r > 0) {
+      if (!sent) return sent.error();
+      return r;
+    }
+    const int e = SSL_get_error(st.ssl.get(), r);
+    if (e == SSL_ERROR_WANT_READ) {
+      if (!sent) return sent.error();
+      if (auto got = fill(st, d); !got) return got.error();
+      continue;
+    }
+    if (e == SSL_ERROR_WANT_WRITE) continue;  // memory buffers: flushed above
+    if (e == SSL_ERROR_ZERO_RETURN) {
+      return TlsError{TlsFault::kClosed, plain_error(what, "the peer closed the TLS session")};
+    }
+    return classify(st, what);
+  }
+}
+
+Result<std::unique_ptr<TlsState>, TlsError> new_state(const Fd& fd, bool server) {
+  auto st = std::make_unique<TlsState>();
+  st->fd = fd.get();
+  st->server = server;
+  auto fail = [](const char* call) {
+    return TlsError{TlsFault::kProtocol, plain_error(call, openssl_errors())};
+  };
+  st->ctx.reset(SSL_CTX_new(server ? TLS_server_method() : TLS_client_method()));
+  if (!st->ctx) return fail("SSL_CTX_new");
+  SSL_CTX* ctx = st->ctx.get();
+  if (SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) != 1 ||
+      SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) != 1 ||
+      SSL_CTX_set_ciphersuites(ctx, kSuites) != 1) {
+    return fail("SSL_CTX_set_ciphersuites");
+  }
+  if (server) {
+    SSL_CTX_set_num_tickets(ctx, 0);  // nothing to resume: each connection proves its key
+    SSL_CTX_set_psk_find_session_callback(ctx, find_session);
+  } else {
+    SSL_CTX_set_psk_use_session_callback(ctx, use_session);
+  }
+  st->ssl.reset(SSL_new(ctx));
+  if (!st->ssl) return fail("SSL_new");
+  st->in = BIO_new(BIO_s_mem());
+  st->out = BIO_new(BIO_s_mem());
+  if (st->in == nullptr || st->out == nullptr) {
+    BIO_free(st->in);
+    BIO_free(st->out);
+    return fail("BIO_new");
+  }
+  SSL_set_bio(st->ssl.get(), st->in, st->out);
+  SSL_set_app_data(st->ssl.get(), st.get());
+  return st;
+}
+
+}  // namespace
+
+TlsChannel::TlsChannel(std::unique_ptr<detail::TlsState> s) : s_(std::move(s)) {}
+TlsChannel::TlsChannel(TlsChannel&&) noexcept = default;
+TlsChannel& TlsChannel::operator=(TlsChannel&&) noexcept = default;
+TlsChannel::~TlsChannel() = default;
+
+Result<TlsChannel, TlsError> TlsChannel::connect(const Fd& fd, const TlsKey& key,
+                                                 const std::string& server_name, Deadline d) {
+  auto st = new_state(fd, false);
+  if (!st) return st.error();
+  TlsState& s = **st;
+  s.key = key;
+  s.identity = key.identity;
+  SSL* ssl = s.ssl.get();
+  if (!server_name.empty() && SSL_set_tlsext_host_name(ssl, server_name.c_str()) != 1) {
+    return TlsError{TlsFault::kProtocol, plain_error("SNI", openssl_errors())};
+  }
+  SSL_set_connect_state(ssl);
+  if (auto r = drive(
+          s, [ssl] { return SSL_do_handshake(ssl); }, d, "TLS handshake");
+      !r) {
+    return r.error();
+  }
+  return TlsChannel(std::move(*st));
+}
+
+Result<TlsChannel, TlsError> TlsChannel::accept(const Fd& fd, KeyLookup keys, Deadline d) {
+  auto st = new_state(fd, true);
+  if (!st) return st.error();
+  TlsState& s = **st;
+  s.keys = std::move(keys);
+  SSL* ssl = s.ssl.get();
+  SSL_set_accept_state(ssl);
+  if (auto r = drive(
+          s, [ssl] { return SSL_do_handshake(ssl); }, d, "TLS handshake");
+      !r) {
+    return r.error();
+  }
+  if (const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name)) s.sni = name;
+  return TlsChannel(std::move(*st));
+}
+
+Result<Unit, TlsError> TlsChannel::send_frame(const nlohmann::json& msg, Deadline d) {
+  const std::string body = msg.dump();
+  if (auto s = check_frame_length(static_cast<uint32_t>(body.size())); !s) {
+    return TlsError{TlsFault::kProtocol, s.error()};
+  }
+  const uint32_t n = htonl(static_cast<uint32_t>(body.size()));
+  std::string frame(reinterpret_cast<const char*>(&n), 4);
+  frame += body;
+  SSL* ssl = s_->ssl.get();
+  auto w = drive(
+      *s_, [&] { return SSL_write(ssl, frame.data(), static_cast<int>(frame.size())); }, d,
+      "TLS write");
+  if (!w) return w.error();
+  return Unit{};
+}
+
+Result<nlohmann::json, TlsError> TlsChannel::recv_frame(Deadline d, uint32_t max) {
+  SSL* ssl = s_->ssl.get();
+  auto need = [&](size_t n) -> Result<Unit, TlsError> {
+    std::array<char, 16384> buf{};
+    while (s_->plain.size() < n) {
+      auto r = drive(
+          *s_, [&] { return SSL_read(ssl, buf.data(), static_cast<int>(buf.size())); }, d,
+          "TLS read");
+      if (!r) return r.error();
+      s_->plain.append(buf.data(), static_cast<size_t>(*r));
+    }
+    return Unit{};
+  };
+  if (auto r = need(4); !r) return r.error();
+  uint32_t n = 0;
+  std::memcpy(&n, s_->plain.data(), 4);
+  n = ntohl(n);
+  if (auto s = check_frame_length(n, max); !s) return TlsError{TlsFault::kProtocol, s.error()};
+  if (auto r = need(4 + static_cast<size_t>(n)); !r) return r.error();
+  const std::string body = s_->plain.substr(4, n);
+  s_->plain.erase(0, 4 + static_cast<size_t>(n));
+  auto j = decode_frame_body(body);
+  if (!j) return TlsError{TlsFault::kProtocol, j.error()};
+  return std::move(*j);
+}
+
+void TlsChannel::close(Deadline d) {
+  if (!s_) return;
+  ERR_clear_error();
+  SSL_shutdown(s_->ssl.get());
+  (void)flush(*s_, d);
+  ERR_clear_error();
+}
+
+const std::string& TlsChannel::identity() const { return s_->identity; }
+const std::string& TlsChannel::server_name() const { return s_->sni; }
+std::string TlsChannel::version() const { return SSL_get_version(s_->ssl.get()); }
+std::string TlsChannel::cipher() const {
+  const SSL_CIPHER* c = SSL_get_current_cipher(s_->ssl.get());
+  return c != nullptr ? SSL_CIPHER_get_name(c) : "";
+}
+
+}  // namespace rdmacheck

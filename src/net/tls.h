@@ -1,0 +1,93 @@
+// TLS 1.3 on a connected TCP socket, authenticated by external pre-shared
+// keys (RFC 8446 §2.2, OpenSSL's PSK session callbacks): every record after
+// the handshake is encrypted and integrity-protected, the handshake does an
+// ECDHE exchange as well (psk_dhe_ke: a key that leaks later does not open
+// recorded sessions), and each client names its identity, so a server can
+// hold one key per client and refuse a revoked one.
+//
+// OpenSSL never touches the socket: it reads and writes memory buffers, and
+// this file moves the bytes with the same deadline-bound I/O as net/tcp.h
+// (MSG_DONTWAIT, MSG_NOSIGNAL; the socket's own flags stay as they are).
+// Frames inside TLS are those of net/tcp.h: a 4-byte length, then JSON.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "base/deadline.h"
+#include "base/fd.h"
+#include "base/result.h"
+#include "net/tcp.h"
+
+namespace rdmacheck {
+
+namespace detail {
+struct TlsState;
+}
+
+// A client's key: the identity it names and the secret both sides hold
+// (raw bytes). The TLS PSK is derived from the secret (HMAC-SHA256 with a
+// fixed label), so a secret of any length gives the PSK TLS 1.3 expects.
+struct TlsKey {
+  std::string identity;
+  std::string secret;
+};
+
+// Why a TLS connection failed, typed so that a caller can name the cause.
+enum class TlsFault {
+  kIo,               // a socket error
+  kTimedOut,         // the deadline passed
+  kClosed,           // the peer closed the connection
+  kNotTls,           // the peer's first bytes are not TLS: another service, an older rdmacheck
+  kUnknownIdentity,  // (server) no key for the identity the client named: unknown or revoked
+  kKeyMismatch,      // (server) the client's key for its identity is not this server's
+  kRefused,          // (client) the server ended the handshake: it does not know this identity
+                     // or holds another key for it (only the server can tell which)
+  kTampered,         // a record failed its integrity check: changed on the path
+  kProtocol,         // any other TLS failure; the message has OpenSSL's reason or the alert
+};
+
+struct TlsError {
+  TlsFault fault = TlsFault::kIo;
+  Error error;
+};
+
+class TlsChannel {
+ public:
+  // The server's key store: the secret for an identity, nullopt when it has none.
+  using KeyLookup = std::function<std::optional<std::string>(const std::string& identity)>;
+
+  // The client's handshake on the connected socket FD (which must outlive the
+  // channel): offers KEY and sends SERVER_NAME (SNI: the name it dialled).
+  static Result<TlsChannel, TlsError> connect(const Fd& fd, const TlsKey& key,
+                                              const std::string& server_name, Deadline d);
+  // The server's handshake: KEYS answers for the identity the client names.
+  static Result<TlsChannel, TlsError> accept(const Fd& fd, KeyLookup keys, Deadline d);
+
+  TlsChannel(TlsChannel&&) noexcept;
+  TlsChannel& operator=(TlsChannel&&) noexcept;
+  TlsChannel(const TlsChannel&) = delete;
+  TlsChannel& operator=(const TlsChannel&) = delete;
+  ~TlsChannel();
+
+  Result<Unit, TlsError> send_frame(const nlohmann::json& msg, Deadline d);
+  Result<nlohmann::json, TlsError> recv_frame(Deadline d, uint32_t max = kMaxFrame);
+  // Sends TLS's close_notify (best effort, bounded by D).
+  void close(Deadline d);
+
+  // The identity the client named (both sides).
+  [[nodiscard]] const std::string& identity() const;
+  // The name the client dialled (SNI), as the server received it; "" without one.
+  [[nodiscard]] const std::string& server_name() const;
+  [[nodiscard]] std::string version() const;  // "TLSv1.3"
+  [[nodiscard]] std::string cipher() const;   // "TLS_AES_128_GCM_SHA256"
+
+ private:
+  explicit TlsChannel(std::unique_ptr<detail::TlsState> s);
+  std::unique_ptr<detail::TlsState> s_;
+};
+
+}  // namespace rdmacheck
