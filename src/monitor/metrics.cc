@@ -24,13 +24,16 @@ bool valid_name(const std::string& n, bool colon) {
   return true;
 }
 
-std::string escape_help(const std::string& h) {
+// HELP text escapes backslash and newline; a label value also the double quote.
+std::string escape(const std::string& text, bool quote) {
   std::string out;
-  for (const char c : h) {
+  for (const char c : text) {
     if (c == '\\') {
       out += "\\\\";
     } else if (c == '\n') {
       out += "\\n";
+    } else if (quote && c == '"') {
+      out += "\\\"";
     } else {
       out += c;
     }
@@ -70,21 +73,7 @@ bool valid_label_name(const std::string& name) {
   return valid_name(name, false) && name.rfind("__", 0) != 0;  // __ is Prometheus's own
 }
 
-std::string escape_label_value(const std::string& v) {
-  std::string out;
-  for (const char c : v) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+std::string escape_label_value(const std::string& v) { return escape(v, true); }
 
 std::string format_value(double v) {
   if (std::isnan(v)) return "NaN";
@@ -190,7 +179,7 @@ std::string Registry::exposition() const {
   const std::lock_guard lock(mu_);
   std::string out;
   for (const auto& f : families_) {
-    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", f.name, escape_help(f.help), f.name,
+    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", f.name, escape(f.help, false), f.name,
                        type_name(f.type));
     for (const auto& [labels, s] : f.series) {
       if (f.type != MetricType::kHistogram) {
