@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "lab/wire.h"
 #include "testing/schema_check.h"
 #include "testing/schema_refs.h"
 
@@ -37,7 +38,7 @@ void note_stalls(const LabRun& r) {
   }
   if (longest < 0) return;
   std::printf("lab-harness: longest guest stall %.2f s (%s)%s\n", longest, worst.c_str(),
-              longest >= 2.0 ? ": STALL, the lab's, not rdmacheck's" : "");
+              longest >= lab::kGuestStallS ? ": STALL, the lab's, not rdmacheck's" : "");
   std::fflush(stdout);
 }
 
