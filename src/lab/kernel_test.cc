@@ -94,6 +94,7 @@ TEST(Vm, QemuCommandLine) {
   const auto a = qemu_args(s);
   auto has = [&](const std::string& x) { return std::find(a.begin(), a.end(), x) != a.end(); };
   EXPECT_TRUE(has("tcg,thread=multi"));
+  EXPECT_TRUE(has("qemu64"));  // not "max": TCG emulates its vector paths slowest
   EXPECT_TRUE(has("console=ttyS0 quiet loglevel=3 panic=-1 rdmacheck.host=h2"));
   EXPECT_TRUE(
       has("local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"));
