@@ -1,7 +1,7 @@
 // libFuzzer target for everything the server and client do with bytes a peer
 // sent: the frame length check, the JSON decode, and every message parser.
-// Built with clang by fuzz/run (see fuzz/CMakeLists.txt); CI runs it for a
-// bounded time.
+// Built in the sanitizer build by fuzz/run (src/CMakeLists.txt's
+// rdmacheck_fuzz_target); CI runs it for a bounded time.
 #include <cstdint>
 #include <cstring>
 #include <string>

@@ -12,8 +12,8 @@
 // end line; a crash, a sanitizer report or a hang fails.
 //
 // Built in the sanitizer build (scripts/asan-build: clang, ASan+UBSan, the
-// floors with libFuzzer's coverage), not by fuzz/CMakeLists.txt: a session
-// needs every floor up to serve, which that build has compiled already.
+// floors with libFuzzer's coverage), like every fuzz target: a session needs
+// every floor up to serve, which that build has compiled already.
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
