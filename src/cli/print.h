@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/atomic_file.h"
 #include "base/result.h"
 #include "base/text_style.h"
 #include "host/ticket.h"
@@ -39,10 +40,6 @@ TextStyle text_style(const OutputFlags& out);
 // A validator for options that name a file we will write: its directory
 // exists and is writable (checked while parsing, before any work).
 CLI::Validator file_in_writable_dir();
-
-// Writes CONTENT to PATH through a temporary file in the same directory and a
-// rename, so a reader never sees half a document.
-Status write_file_atomically(const std::string& path, const std::string& content);
 
 // One line on stderr when the file could not be written; false then.
 bool write_json_file(const nlohmann::json& doc, const OutputFlags& out);
