@@ -98,6 +98,10 @@ struct ConnObservation {
   std::vector<LadderResult> ladder;
   int pings_ok = 0;
   int pings_sent = 0;
+  // RC pings whose send the peer acknowledged (its NIC, or rxe's kernel) but
+  // whose answer never came: the peer's host stalled (its serve got no CPU,
+  // or hung), not the path. The monitor counts them apart from loss.
+  int pings_unanswered = 0;
   // RC probes: the sequence gaps this host's port counted while they ran
   // (sysfs/port_counters.h; the responder's NAKs for packets that arrived out
   // of sequence): frames of the failed size did reach the peer.

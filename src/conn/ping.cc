@@ -26,7 +26,8 @@ constexpr uint64_t kSendId = 1;
 // One round trip: send SIZE bytes, wait for the echo and the send's completion.
 struct RoundTrip {
   bool ok = false;
-  bool lost = false;  // UD: no echo in time, the QP still usable (a datagram may be lost)
+  bool lost = false;   // UD: no echo in time, the QP still usable (a datagram may be lost)
+  bool acked = false;  // RC: the send completed (the peer acknowledged it), the answer did not come
   double rtt_us = 0;
   std::optional<int> wc_status;
   int errnum = 0;
@@ -110,6 +111,7 @@ RoundTrip Prober::run(uint32_t size, std::chrono::milliseconds timeout) {
                     : wc.error().message();
       // A UD send completes locally; only the echo is missing: a lost datagram.
       r.lost = ud_ && sent && wc.error().errnum == ETIMEDOUT;
+      r.acked = !ud_ && sent && wc.error().errnum == ETIMEDOUT;
       return r;
     }
     const ibv_wc& c = **wc;
@@ -237,6 +239,7 @@ void probe(const PingOptions& o, PingReport& rep, Endpoint& ep, const proto::QpI
     if (last.lost && rep.obs.pings_ok == 0 && rep.obs.pings_sent >= 10) break;
     if (last.lost) continue;
     if (!last.ok) {
+      if (last.acked) ++rep.obs.pings_unanswered;
       note_failure(last);
       break;
     }
