@@ -34,6 +34,10 @@ constexpr Command kCommands[] = {
     {"mesh",
      "every pair of hosts of a cluster under MPI; names the bad host or link (rdmacheck-mesh)",
      attach_mesh},
+    {"monitor",
+     "watch every peer's RDMA path all the time (RC and UD probes through serve) and export "
+     "the results to Prometheus",
+     attach_monitor},
     {"explain", "say what a finding id means, when it is raised, its evidence and the fix",
      attach_explain},
     {"lab", "boot a real two-host Soft-RoCE network in QEMU and run rdmacheck on it", attach_lab},

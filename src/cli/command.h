@@ -33,6 +33,7 @@ Runner attach_bw(CLI::App& app);
 Runner attach_lat(CLI::App& app);
 Runner attach_lab(CLI::App& app);
 Runner attach_mesh(CLI::App& app);
+Runner attach_monitor(CLI::App& app);
 Runner attach_completion(CLI::App& app);
 Runner attach_perftest_flags(CLI::App& app);  // perftest_flags.cc
 Runner attach_explain(CLI::App& app);

@@ -170,6 +170,24 @@ void Registry::forget(const std::string& key, const std::string& value) {
   }
 }
 
+void Registry::forget_matching(const std::string& name, const Labels& match) {
+  const std::lock_guard lock(mu_);
+  for (auto& f : families_) {
+    if (f.name != name) continue;
+    for (auto it = f.series.begin(); it != f.series.end();) {
+      const bool all = std::all_of(match.begin(), match.end(), [&](const auto& kv) {
+        return std::find(it->first.begin(), it->first.end(), kv) != it->first.end();
+      });
+      if (all) {
+        it = f.series.erase(it);
+        --series_;
+      } else {
+        ++it;
+      }
+    }
+  }
+}
+
 size_t Registry::series() const {
   const std::lock_guard lock(mu_);
   return series_;

@@ -45,6 +45,9 @@ class Registry {
   // Forgets every series of every family whose label KEY has VALUE (a peer
   // that left the peer list), so nothing grows with the fleet's history.
   void forget(const std::string& key, const std::string& value);
+  // Forgets the series of family NAME whose labels include every pair of
+  // MATCH (a peer's findings of its last round, before this round's are set).
+  void forget_matching(const std::string& name, const Labels& match);
 
   // The whole registry, families in the order they were declared.
   [[nodiscard]] std::string exposition() const;

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "testing/temp_dir.h"
+#include "testing/promtool.h"
 
 namespace rdmacheck::monitor {
 namespace {
@@ -101,22 +101,11 @@ TEST(Metrics, PromtoolAcceptsTheExposition) {
 #ifndef RDMACHECK_PROMTOOL
   GTEST_SKIP() << "promtool was not found when the build was configured (apt install prometheus)";
 #else
-  const auto dir = test_util::make_temp_dir("metrics");
-  const auto file = dir / "metrics.prom";
   Registry r;
   fill_sample(r);
-  std::ofstream(file) << r.exposition();
-  const std::string cmd =
-      std::string(RDMACHECK_PROMTOOL) + " check metrics < " + file.string() + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[512];
-  while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int st = ::pclose(p);
-  std::filesystem::remove_all(dir);
-  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << out;
-  EXPECT_EQ(out, "") << "promtool's lint found something";
+  const auto c = test_util::promtool_check_metrics(RDMACHECK_PROMTOOL, r.exposition());
+  EXPECT_TRUE(c.ok) << c.output;
+  EXPECT_EQ(c.output, "") << "promtool's lint found something";
 #endif
 }
 

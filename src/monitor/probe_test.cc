@@ -1,0 +1,151 @@
+// What a probe round's ping report says about the peer, and how it is
+// counted. The reports are built as run_ping fills them for each case (the
+// lab runs the real rounds: tests/lab/monitor_lab_test.cc).
+#include "monitor/probe.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+
+#include "monitor/daemon.h"
+#include "monitor/report.h"
+#include "testing/promtool.h"
+
+namespace rdmacheck::monitor {
+namespace {
+
+using conn::Stage;
+
+conn::PingReport report(proto::Transport t, Stage failed, int errnum, int sent, int ok,
+                        int unanswered = 0) {
+  conn::PingReport r;
+  r.options.transport = t;
+  r.options.count = 5;
+  r.obs.failed = failed;
+  r.obs.errnum = errnum;
+  if (failed != Stage::kDone) r.obs.error = "what failed";
+  r.obs.pings_sent = sent;
+  r.obs.pings_ok = ok;
+  r.obs.pings_unanswered = unanswered;
+  for (int i = 0; i < ok; ++i) r.samples.push_back({i + 1, 64, 100.0 * (i + 1)});
+  r.elapsed_ms = 1500;
+  return r;
+}
+
+TEST(Probe, EachKindOfRoundIsCountedAsTheEvidenceSays) {
+  const auto rc = proto::Transport::kRc;
+  const auto ud = proto::Transport::kUd;
+  // Every probe answered.
+  auto p = result_of("h1", report(rc, Stage::kDone, 0, 5, 5));
+  EXPECT_EQ(p.outcome, Outcome::kUp);
+  EXPECT_EQ(p.transport, "rc");
+  EXPECT_EQ(p.sent, 5);
+  EXPECT_EQ(p.lost, 0);
+  ASSERT_EQ(p.rtt_s.size(), 5u);
+  EXPECT_DOUBLE_EQ(p.rtt_s[0], 100e-6);
+  // A datagram not echoed: the path lost one.
+  p = result_of("h1", report(ud, Stage::kDone, 0, 5, 4));
+  EXPECT_EQ(p.outcome, Outcome::kLoss);
+  EXPECT_EQ(p.lost, 1);
+  EXPECT_EQ(p.unanswered, 0);
+  // An RC send the peer acknowledged, its answer never came: the host.
+  p = result_of("h1", report(rc, Stage::kTraffic, ETIMEDOUT, 3, 2, 1));
+  EXPECT_EQ(p.outcome, Outcome::kStall);
+  EXPECT_EQ(p.unanswered, 1);
+  EXPECT_EQ(p.lost, 0);
+  EXPECT_EQ(p.stage, "traffic");
+  // An RC send never acknowledged (retries exhausted): the path.
+  p = result_of("h1", report(rc, Stage::kTraffic, 0, 1, 0));
+  EXPECT_EQ(p.outcome, Outcome::kDown);
+  EXPECT_EQ(p.lost, 1);
+  // No answer to the TCP connect: the host or its path, all probes lost.
+  p = result_of("h1", report(rc, Stage::kTcpConnect, ETIMEDOUT, 0, 0));
+  EXPECT_EQ(p.outcome, Outcome::kDown);
+  EXPECT_EQ(p.sent, 5);
+  EXPECT_EQ(p.lost, 5);
+  // The host said no serve listens: not a probe, an error of that stage.
+  p = result_of("h1", report(rc, Stage::kTcpConnect, ECONNREFUSED, 0, 0));
+  EXPECT_EQ(p.outcome, Outcome::kError);
+  EXPECT_EQ(p.sent, 0);
+  EXPECT_EQ(p.stage, "tcp connect");
+  // A serve that took the connection and never greeted: stalled.
+  auto silent = report(rc, Stage::kAuth, ETIMEDOUT, 0, 0);
+  silent.obs.auth = proto::AuthFailure::kSilent;
+  p = result_of("h1", silent);
+  EXPECT_EQ(p.outcome, Outcome::kStall);
+  EXPECT_EQ(p.unanswered, 5);
+  // The key refused: an error, never loss.
+  auto refused = report(rc, Stage::kAuth, EACCES, 0, 0);
+  refused.obs.auth = proto::AuthFailure::kFailed;
+  p = result_of("h1", refused);
+  EXPECT_EQ(p.outcome, Outcome::kError);
+  EXPECT_EQ(p.sent + p.lost + p.unanswered, 0);
+}
+
+TEST(Probe, RoundsBecomeTheSeriesTheRulesReadAndFindingsAreReplaced) {
+  Registry reg;
+  declare_metrics(reg);
+  auto lossy = report(proto::Transport::kUd, Stage::kDone, 0, 5, 4);
+  Finding f = make_finding(FindingId::kForeign, Severity::kWarn, Layer::kConnection, "lossy");
+  set_id_from_wire(f, "roce-loss");
+  lossy.findings = {f};
+  record(reg, "h2", result_of("h1", lossy));
+  record(reg, "h2",
+         result_of("h3", report(proto::Transport::kRc, Stage::kTcpConnect, ECONNREFUSED, 0, 0)));
+  auto text = reg.exposition();
+  const std::string l = "{peer=\"h1\",prober=\"h2\",transport=\"ud\"}";
+  EXPECT_NE(text.find("rdmacheck_probes_sent_total" + l + " 5\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("rdmacheck_probes_lost_total" + l + " 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("rdmacheck_probes_unanswered_total" + l + " 0\n"), std::string::npos);
+  EXPECT_NE(text.find("rdmacheck_probe_rtt_seconds_count" + l + " 4\n"), std::string::npos);
+  EXPECT_NE(text.find("rdmacheck_peer_up" + l + " 1\n"), std::string::npos);
+  EXPECT_NE(text.find("rdmacheck_finding_active{peer=\"h1\",prober=\"h2\",transport=\"ud\","
+                      "id=\"roce-loss\",severity=\"warn\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("rdmacheck_probe_errors_total{peer=\"h3\",prober=\"h2\",transport=\"rc\","
+                      "stage=\"tcp connect\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("rdmacheck_probes_sent_total{peer=\"h3\""), std::string::npos);
+  // The next round of h1 finds nothing: its finding is gone, the counters add up.
+  record(reg, "h2", result_of("h1", report(proto::Transport::kUd, Stage::kDone, 0, 5, 5)));
+  text = reg.exposition();
+  EXPECT_EQ(text.find("id=\"roce-loss\""), std::string::npos) << text;
+  EXPECT_NE(text.find("rdmacheck_probes_sent_total" + l + " 10\n"), std::string::npos) << text;
+#ifdef RDMACHECK_PROMTOOL
+  const auto c = test_util::promtool_check_metrics(RDMACHECK_PROMTOOL, text);
+  EXPECT_TRUE(c.ok) << c.output;
+  EXPECT_EQ(c.output, "");
+#endif
+}
+
+TEST(Probe, TheOnceReportSaysEachRoundAndItsExitStatus) {
+  MonitorReport rep;
+  rep.prober = "h2";
+  rep.peers = {"h1", "h3"};
+  rep.rounds = {result_of("h1", report(proto::Transport::kRc, Stage::kDone, 0, 5, 5))};
+  EXPECT_EQ(rep.exit_status(), 0);
+  auto silent = report(proto::Transport::kRc, Stage::kAuth, ETIMEDOUT, 0, 0);
+  silent.obs.auth = proto::AuthFailure::kSilent;
+  rep.rounds.push_back(result_of("h3", silent));
+  EXPECT_EQ(rep.exit_status(), 1);
+  const auto text = format_text(rep);
+  EXPECT_NE(text.find("monitor from h2: 2 peers\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("h1  rc  up     5/5 answered; round trip median 300 us (min 100, max 500)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("h3  rc  stall  0/5 answered, 5 unanswered: the peer's host stopped"),
+            std::string::npos)
+      << text;
+  const auto j = to_json(rep);
+  EXPECT_EQ(j["rounds"][1]["outcome"], "stall");
+  EXPECT_EQ(j["rounds"][0]["rtt_us"]["median"], 300);
+  EXPECT_TRUE(j["rounds"][0]["stage"].is_null());
+  rep.rounds.push_back(
+      result_of("h4", report(proto::Transport::kRc, Stage::kTcpConnect, ECONNREFUSED, 0, 0)));
+  EXPECT_EQ(rep.exit_status(), 2);
+}
+
+}  // namespace
+}  // namespace rdmacheck::monitor
