@@ -91,9 +91,10 @@ run_perftest() {  # kind op size iters port flags
   echo "${out:-nan} $(cpu_sum "$cpu") $gbits"
 }
 # qperf's figure: bw in Gb/s ("bw = 12.3 MB/sec", decimal units), latency in us.
-run_qperf() {  # kind test size
+run_qperf() {  # kind test size [qperf options, comma-separated]
   local cpu out
-  cpu=$({ time qperf -cm1 -t 2 h1 -m "$3" "$2" > /tmp/perf.qp.out 2>&1; } 2>&1)
+  # shellcheck disable=SC2046
+  cpu=$({ time qperf -cm1 $(tr ',' ' ' <<< "${4:-}") -t 2 h1 -m "$3" "$2" > /tmp/perf.qp.out 2>&1; } 2>&1)
   if [ "$1" = lat ]; then
     out=$(awk '/^ *latency/ {m = ($4 ~ /^ms/) ? 1000 : ($4 ~ /^ns/ ? 0.001 : 1); print $3 * m}' /tmp/perf.qp.out)
   else
@@ -106,6 +107,8 @@ run_qperf() {  # kind test size
 peer_run() {  # kind op size iters peer port flags
   case $5 in
     perftest) run_perftest "$1" "$2" "$3" "$4" "$6" "$7" ;;
+    # qperf:TEST or qperf:TEST:OPTIONS (e.g. qperf:rc_rdma_write_bw:-cp1)
+    qperf:*:*) local spec=${5#qperf:}; run_qperf "$1" "${spec%%:*}" "$3" "${spec#*:}" ;;
     qperf:*) run_qperf "$1" "${5#qperf:}" "$3" ;;
   esac
 }
