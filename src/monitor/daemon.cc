@@ -92,6 +92,9 @@ class Loop {
       start(o_.once ? due_once() : sched_.due(Clock::now()));
       auto done = wait();
       for (auto& [name, rounds] : done) {
+        // A round of a peer that a reload removed meanwhile counted into
+        // series the reload had forgotten: forget them again.
+        if (by_name_.count(name) == 0) registry_->forget("peer", name);
         sched_.done(name, Clock::now());
         if (o_.once) once[name] = std::move(rounds);
       }
