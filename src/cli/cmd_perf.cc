@@ -96,6 +96,10 @@ void declare(CLI::App& app, PerfOpts& o, bool bw) {
                    "multiple of N (N above -t becomes -t) (default: the largest of 64, 32, ... 1 "
                    "that divides -t)")
         ->check(CLI::Range(1u, proto::kMaxDepth));
+    app.add_flag("-e,--events", o.p.spec.events,
+                 "sleep on the completion channel between completions instead of busy-polling "
+                 "the CQ, as perftest's -e: less CPU per message, a wakeup's latency more (on "
+                 "Soft-RoCE the CPU is the NIC, so the time a poll does not burn goes to rxe)");
     app.add_flag("-b,--bidirectional", o.p.spec.bidir,
                  "both hosts send at once (the server runs the same test back); figures are the "
                  "sum of both directions, as perftest's -b");

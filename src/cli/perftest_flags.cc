@@ -44,8 +44,10 @@ constexpr PerftestFlag kFlags[] = {
     {"-j --source_ip", "--src ADDR (also --source_ip), with -R; -j is --json here (iproute2's)",
      "the local address rdma_cm resolves from"},
     {"-f --margin", "--warmup SECONDS, with -D", "seconds not counted at the start"},
-    {"-e --events", "", "rdmacheck busy-polls its completion queues; no completion events"},
-    {"-X --vector", "", "no completion events, so no completion vector"},
+    {"-e --events", "the same, bw only",
+     "the client sleeps on its completion channel (the server's receiver always does); lat "
+     "busy-polls, since a wakeup would be inside every round trip"},
+    {"-X --vector", "", "the completion queues use completion vector 0"},
     {"-o --outs", "", "outstanding reads and atomics are not tuneable"},
     {"-g --mcg, -M --MGID, --raw_mcast", "", "multicast is not tested"},
     {"-z --comm_rdma_cm", "",

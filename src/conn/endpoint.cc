@@ -580,16 +580,17 @@ Result<std::optional<ibv_wc>> next_completion(Endpoint& ep, Deadline d, int extr
     if (extra_fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
       return std::optional<ibv_wc>();
     }
-    if ((fds[0].revents & POLLIN) != 0) {
-      ibv_cq* cq = nullptr;
-      void* cq_ctx = nullptr;
-      if (ibv_get_cq_event(ep.channel.get(), &cq, &cq_ctx) == 0) {
-        if (++ep.unacked_events >= 64) {
-          ibv_ack_cq_events(ep.cq.get(), ep.unacked_events);
-          ep.unacked_events = 0;
-        }
-      }
-    }
+    if ((fds[0].revents & POLLIN) != 0) take_cq_event(ep);
+  }
+}
+
+void take_cq_event(Endpoint& ep) {
+  ibv_cq* cq = nullptr;
+  void* cq_ctx = nullptr;
+  if (ibv_get_cq_event(ep.channel.get(), &cq, &cq_ctx) != 0) return;
+  if (++ep.unacked_events >= 64) {
+    ibv_ack_cq_events(ep.cq.get(), ep.unacked_events);
+    ep.unacked_events = 0;
   }
 }
 

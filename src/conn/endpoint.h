@@ -169,6 +169,9 @@ Status post_send(Endpoint& ep, uint64_t wr_id, uint32_t len, bool write_imm,
 // channel (no busy loop: the emulated lab has one CPU per host). Also returns
 // early with nullopt when extra_fd becomes readable (the control connection).
 Result<std::optional<ibv_wc>> next_completion(Endpoint& ep, Deadline d, int extra_fd = -1);
+// Takes one event off EP's completion channel (non-blocking; none waiting is
+// not an error) and acknowledges events in batches, as libibverbs asks.
+void take_cq_event(Endpoint& ep);
 
 // Texts of completion statuses, with the meaning that matters for diagnosis.
 std::string wc_status_text(ibv_wc_status s);

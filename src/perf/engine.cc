@@ -1,9 +1,11 @@
 #include "perf/engine.h"
 
 #include <fmt/core.h>
+#include <poll.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 
 #include "perf/work_request.h"
 
@@ -16,6 +18,7 @@ using Micros = std::chrono::duration<double, std::micro>;
 constexpr int kPollBatch = 64;
 constexpr uint64_t kRecvId = 0;  // receives; sends count from 1
 constexpr auto kStall = std::chrono::seconds(10);
+constexpr auto kEventWake = std::chrono::milliseconds(100);
 
 struct LaneState {
   std::vector<WorkRequest> wrs;  // the post list, rebuilt per size
@@ -59,18 +62,46 @@ Status repost(conn::Endpoint& ep) {
   return conn::post_recv(ep, kRecvId, static_cast<uint32_t>(ep.half));
 }
 
-// Reaps completions; a signalled one covers every request up to its id (RC order).
-Status reap(Lane& lane, LaneState& st) {
+// Reaps completions; a signalled one covers every request up to its id (RC
+// order). Returns how many it reaped.
+Result<int> reap(Lane& lane, LaneState& st) {
   std::array<ibv_wc, kPollBatch> wc;
   const int n = ibv_poll_cq(lane.ep->cq.get(), kPollBatch, wc.data());
   if (n < 0) return code_error("ibv_poll_cq", n, lane.ep->context());
   for (int i = 0; i < n; ++i) {
     if (wc[i].status != IBV_WC_SUCCESS) return wc_error(wc[i], *lane.ep);
     if ((wc[i].opcode & IBV_WC_RECV) != 0) {
-      if (auto r = repost(*lane.ep); !r) return r;
+      if (auto r = repost(*lane.ep); !r) return r.error();
       continue;
     }
     st.completed = std::max(st.completed, wc[i].wr_id);
+  }
+  return n;
+}
+
+// -e: sleeps until a lane's CQ has a completion, or WAKE. Every CQ is armed,
+// then polled once more (a completion that came before the arming raises no
+// event); only an empty pass sleeps, on all the lanes' completion channels.
+Status sleep_on_cqs(std::span<Lane> lanes, std::span<LaneState> st, Clock::time_point wake) {
+  for (auto& lane : lanes) {
+    if (int rc = ibv_req_notify_cq(lane.ep->cq.get(), 0); rc != 0) {
+      return code_error("ibv_req_notify_cq", rc, lane.ep->context());
+    }
+  }
+  int reaped = 0;
+  for (size_t l = 0; l < lanes.size(); ++l) {
+    auto n = reap(lanes[l], st[l]);
+    if (!n) return n.error();
+    reaped += *n;
+  }
+  if (reaped > 0) return ok_status();
+  std::vector<pollfd> fds;
+  fds.reserve(lanes.size());
+  for (auto& lane : lanes) fds.push_back({lane.ep->channel->fd, POLLIN, 0});
+  const int r = ::poll(fds.data(), fds.size(), ms_left(wake));
+  if (r < 0 && errno != EINTR) return errno_error("poll");
+  for (size_t l = 0; l < lanes.size(); ++l) {
+    if ((fds[l].revents & POLLIN) != 0) conn::take_cq_event(*lanes[l].ep);
   }
   return ok_status();
 }
@@ -142,9 +173,19 @@ Result<BwSample> run_bw(std::span<Lane> lanes, const Spec& s, uint32_t size, Dea
         if (auto r = post_batch(lanes[l], x, s, want, last); !r) return r.error();
         busy = true;
       }
-      if (auto r = reap(lanes[l], x); !r) return r.error();
+      auto n = reap(lanes[l], x);
+      if (!n) return n.error();
+      busy = busy || *n > 0;
     }
-    (void)busy;
+    // -e: a pass that could neither post nor reap sleeps until a completion,
+    // waking for the next mark of the clock (warm-up's end, -D's end, the
+    // hard deadline) and at least every kEventWake to look at STOP.
+    if (s.events && !busy) {
+      auto wake = std::min(hard, now + kEventWake);
+      if (!warm) wake = std::min(wake, warm_at);
+      if (timed && !ended && !forever) wake = std::min(wake, end_at);
+      if (auto r = sleep_on_cqs(lanes, st, wake); !r) return r.error();
+    }
     const uint64_t done = total();
     if (now - last_mark >= std::chrono::milliseconds(1)) {
       progress.push_back({Seconds(now - t0).count(), done});

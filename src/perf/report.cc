@@ -106,6 +106,7 @@ json to_json(const PerfReport& r) {
         {"inline_size", s.inline_size},
         {"post_list", s.post_list},
         {"cq_mod", s.cq_mod},
+        {"events", s.events},
         {"bidirectional", s.bidir},
         {"validate", s.validate},
         {"cm", r.options.cm},

@@ -45,6 +45,7 @@ struct Spec {
   uint32_t inline_size = 0;     // messages up to this size are posted inline
   uint32_t post_list = 1;       // work requests per ibv_post_send call
   uint32_t cq_mod = 1;          // signal every Nth work request
+  bool events = false;          // bw -e: sleep on the completion channel, not busy-poll
   bool histogram = false;       // lat: print a latency histogram
   bool bidir = false;           // bw -b: both sides send at once
   bool validate = false;        // --validate: check the data that landed, on both sides

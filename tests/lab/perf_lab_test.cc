@@ -84,9 +84,11 @@ void expect_sane_bw(const nlohmann::json& d, const std::string& op, size_t sizes
 
 // bw: write, read and send; the server counted every send, and --cpu-util
 // measured both sides (the client busy-polls; the server's sink sleeps
-// between bursts).
+// between bursts). With -e the client sleeps too: the same send costs its
+// thread a fraction of the CPU (measured 2 % against 60 % polling).
 void expect_basic_bw(const LabRun& r, const Boot::Part& part) {
-  for (size_t n = 0; n < 3; ++n) EXPECT_EQ(part.exit(r, "h2", n), 0) << n << r.console;
+  for (size_t n = 0; n < 4; ++n) EXPECT_EQ(part.exit(r, "h2", n), 0) << n << r.console;
+  for (size_t n = 4; n < 6; ++n) EXPECT_LE(part.exit(r, "h2", n), 1) << n << r.console;
   expect_sane_bw(part.out(r, "h2", 0), "write", 1);
   expect_sane_bw(part.out(r, "h2", 1), "read", 1);
   expect_sane_bw(part.out(r, "h2", 2), "send", 1);
@@ -98,6 +100,25 @@ void expect_basic_bw(const LabRun& r, const Boot::Part& part) {
   EXPECT_GT(send["cpu"]["local"]["wall_s"].get<double>(), 0);
   ASSERT_TRUE(send["cpu"]["peer"].is_object()) << send["cpu"].dump();
   EXPECT_GT(send["cpu"]["peer"]["wall_s"].get<double>(), 0);
+  EXPECT_EQ(send["spec"]["events"], false);
+  const auto& slept = part.out(r, "h2", 3);
+  expect_sane_bw(slept, "send", 1);
+  ASSERT_TRUE(slept.is_object()) << r.console;
+  EXPECT_EQ(slept["spec"]["events"], true);
+  EXPECT_GE(slept["counters"]["peer"]["hw_counters/rcvd_pkts"].get<uint64_t>(), 300u * 4);
+  const double polled_pct = send["cpu"]["local"]["percent"].get<double>();
+  const double slept_pct = slept["cpu"]["local"]["percent"].get<double>();
+  EXPECT_LT(slept_pct, 30) << slept["cpu"].dump();
+  EXPECT_LT(slept_pct, polled_pct / 2) << slept["cpu"].dump() << " polling: " << polled_pct;
+  // Several QPs and both directions, every byte checked; and -D's clock
+  // wakes a client that sleeps.
+  expect_bidirectional(part.out(r, "h2", 4));
+  expect_validated(part.out(r, "h2", 4));
+  EXPECT_EQ(part.out(r, "h2", 4)["spec"]["qps"], 2);
+  const auto& timed = part.out(r, "h2", 5);
+  expect_sane_bw(timed, "write", 1);
+  ASSERT_TRUE(timed.is_object()) << r.console;
+  EXPECT_NEAR(timed["results"][0]["seconds"].get<double>(), 1.0, 0.3) << timed.dump(2);
 }
 
 // Several sizes, QPs, ops and transports. A shallow queue (-t 16): the
@@ -263,7 +284,11 @@ TEST(PerfLab, BandwidthOfEveryOpTransportAndPerftestFlagInOneBoot) {
   Boot b;
   const auto basic = b.add({"h2:rdmacheck bw h1 -n 300 -s 4096 --json",
                             "h2:rdmacheck bw h1 --op read -n 300 -s 4096 --json",
-                            "h2:rdmacheck bw h1 --op send -n 300 -s 4096 --cpu-util --json"});
+                            "h2:rdmacheck bw h1 --op send -n 300 -s 4096 --cpu-util --json",
+                            "h2:rdmacheck bw h1 -e --op send -n 300 -s 4096 --cpu-util --json",
+                            "h2:rdmacheck bw h1 -e -q 2 -b --op send --validate -n 300 -s 4096 "
+                            "-t 16 --json",
+                            "h2:rdmacheck bw h1 -e -D 1 --json"});
   const auto several = b.add(kSeveralRuns);
   const auto bidir = b.add(kBidirRuns);
   const auto flags = b.add(kPerftestFlagRuns);
