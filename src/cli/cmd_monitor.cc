@@ -2,6 +2,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "cli/command.h"
@@ -45,6 +46,7 @@ Runner attach_monitor(CLI::App& app) {
   struct Opts {
     monitor::MonitorOptions m;
     std::string transports = "rc,ud";
+    std::string peers_from = "list";
     double interval_s = 10;
     double timeout_s = 8;
     std::string listen = "127.0.0.1:9479";
@@ -57,8 +59,13 @@ Runner attach_monitor(CLI::App& app) {
   app.add_option("--peers", o->m.peers_file,
                  "file of the peers to watch: one host or address per line (HOST:PORT for "
                  "another port), '#' comments; this host is skipped, so a fleet shares one file")
-      ->required()
       ->check(CLI::ExistingFile);
+  app.add_option("--peers-from", o->peers_from,
+                 "what --peers is: list (the above), hostfile (an MPI hostfile: 'HOST "
+                 "slots=N' lines), or slurm (no --peers: the nodes of the Slurm job this runs in, "
+                 "from $SLURM_JOB_NODELIST)")
+      ->check(CLI::IsMember({"list", "hostfile", "slurm"}))
+      ->capture_default_str();
   app.add_option("-p,--port", o->m.default_port, "the peers' serve port, where a line names none")
       ->default_val(proto::kDefaultPort)
       ->check(CLI::Range(1, 65535));
@@ -114,6 +121,24 @@ Runner attach_monitor(CLI::App& app) {
     m.schedule.interval = std::chrono::milliseconds(static_cast<int64_t>(o->interval_s * 1000));
     m.schedule.max_in_flight = static_cast<size_t>(o->max_in_flight);
     m.probe.timeout = std::chrono::milliseconds(static_cast<int64_t>(o->timeout_s * 1000));
+    if (o->peers_from == "slurm") {
+      if (!m.peers_file.empty()) {
+        return usage_error(app, "--peers-from slurm takes the Slurm job's nodes; drop --peers");
+      }
+      const char* list = std::getenv("SLURM_JOB_NODELIST");
+      if (list == nullptr || *list == '\0') list = std::getenv("SLURM_NODELIST");
+      if (list == nullptr || *list == '\0') {
+        return usage_error(app,
+                           "--peers-from slurm: SLURM_JOB_NODELIST is not set (run it inside a "
+                           "Slurm job, e.g. from srun, or give --peers FILE)");
+      }
+      m.peer_source = monitor::PeerSource::kSlurm;
+      m.slurm_nodelist = list;
+    } else if (m.peers_file.empty()) {
+      return usage_error(app, "--peers FILE is required (or --peers-from slurm in a Slurm job)");
+    } else if (o->peers_from == "hostfile") {
+      m.peer_source = monitor::PeerSource::kHostfile;
+    }
     if ((o->out.json || !o->out.json_file.empty()) && !m.once) {
       return usage_error(app, "--json and --json-file print --once's rounds; add --once");
     }

@@ -4,14 +4,17 @@
 
 #include <condition_variable>
 #include <deque>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "base/atomic_file.h"
 #include "monitor/http.h"
+#include "monitor/port_counters.h"
 
 namespace rdmacheck::monitor {
 namespace {
@@ -30,6 +33,7 @@ struct RoundJob {
   std::vector<proto::Transport> transports;
   ProbeOptions probe;
   std::string prober;
+  std::shared_ptr<PortCounterTracker> ports;
 };
 
 void run_round(const RoundJob& job, const std::shared_ptr<Registry>& registry,
@@ -38,6 +42,7 @@ void run_round(const RoundJob& job, const std::shared_ptr<Registry>& registry,
   for (const auto t : job.transports) {
     rounds.push_back(probe(job.peer, t, job.probe));
     record(*registry, job.prober, rounds.back());
+    job.ports->sample(*registry, job.prober, rounds.back().device, rounds.back().port);
   }
   const std::lock_guard lock(box->mu);
   box->finished.emplace_back(job.peer.name, std::move(rounds));
@@ -45,11 +50,40 @@ void run_round(const RoundJob& job, const std::shared_ptr<Registry>& registry,
   box->cv.notify_all();
 }
 
+// Where the peers came from, for messages.
+std::string source_of(const MonitorOptions& o) {
+  return o.peer_source == PeerSource::kSlurm ? "SLURM_JOB_NODELIST" : o.peers_file;
+}
+
+Result<std::vector<Peer>> read_peers(const MonitorOptions& o) {
+  switch (o.peer_source) {
+    case PeerSource::kList:
+      return load_peers(o.peers_file, o.default_port);
+    case PeerSource::kHostfile: {
+      std::ifstream in(o.peers_file, std::ios::binary);
+      if (!in) return errno_error("open", o.peers_file);
+      std::ostringstream ss;
+      ss << in.rdbuf();
+      auto peers = parse_hostfile(ss.str(), o.default_port, o.peers_file);
+      if (peers && peers->empty()) return plain_error(o.peers_file, "no host in the hostfile");
+      return peers;
+    }
+    case PeerSource::kSlurm: {
+      auto names = expand_hostlist(o.slurm_nodelist);
+      if (!names) return plain_error("SLURM_JOB_NODELIST", names.error().message());
+      std::string lines;
+      for (const auto& n : *names) lines += n + "\n";
+      return parse_peers(lines, o.default_port, "SLURM_JOB_NODELIST");
+    }
+  }
+  return plain_error("peers", "no source");
+}
+
 Result<std::vector<Peer>> peers_of(const MonitorOptions& o) {
-  auto peers = load_peers(o.peers_file, o.default_port);
+  auto peers = read_peers(o);
   if (!peers) return peers.error();
   auto mine = without_self(std::move(*peers), self_names(), self_addresses());
-  if (mine.empty()) return plain_error(o.peers_file, "lists only this host: nothing to probe");
+  if (mine.empty()) return plain_error(source_of(o), "lists only this host: nothing to probe");
   return mine;
 }
 
@@ -66,8 +100,10 @@ class Loop {
       : o_(o),
         registry_(std::make_shared<Registry>()),
         box_(std::make_shared<Mailbox>()),
+        ports_(std::make_shared<PortCounterTracker>(o.probe.target.fs)),
         sched_(names_of(peers), o.schedule, Clock::now()) {
     declare_metrics(*registry_);
+    declare_port_metrics(*registry_);
     set(std::move(peers));
     for (const auto& p : peers_) pending_.push_back(p.name);
   }
@@ -140,7 +176,7 @@ class Loop {
     }
     sched_.set_peers(names_of(*peers), Clock::now());
     set(std::move(*peers));
-    say(fmt::format("rdmacheck monitor: SIGHUP: {} peers from {}", peers_.size(), o_.peers_file));
+    say(fmt::format("rdmacheck monitor: SIGHUP: {} peers from {}", peers_.size(), source_of(o_)));
   }
 
   // --once: every peer, no more than max_in_flight at a time.
@@ -158,7 +194,7 @@ class Loop {
     for (const auto& name : names) {
       const auto it = by_name_.find(name);
       if (it == by_name_.end()) continue;
-      RoundJob job{it->second, o_.transports, o_.probe, o_.prober};
+      RoundJob job{it->second, o_.transports, o_.probe, o_.prober, ports_};
       {
         const std::lock_guard lock(box_->mu);
         ++box_->running;
@@ -203,6 +239,7 @@ class Loop {
   const MonitorOptions& o_;
   std::shared_ptr<Registry> registry_;
   std::shared_ptr<Mailbox> box_;
+  std::shared_ptr<PortCounterTracker> ports_;
   Scheduler sched_;
   std::vector<Peer> peers_;
   std::map<std::string, Peer> by_name_;

@@ -19,6 +19,8 @@ namespace rdmacheck::monitor {
 
 struct MonitorOptions {
   std::string peers_file;
+  PeerSource peer_source = PeerSource::kList;
+  std::string slurm_nodelist;  // kSlurm: the job's $SLURM_JOB_NODELIST, as the CLI read it
   uint16_t default_port = 0;
   std::vector<proto::Transport> transports = {proto::Transport::kRc, proto::Transport::kUd};
   ProbeOptions probe;

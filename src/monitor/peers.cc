@@ -107,6 +107,126 @@ Result<std::vector<Peer>> load_peers(const std::string& path, uint16_t default_p
   return peers;
 }
 
+Result<std::vector<Peer>> parse_hostfile(const std::string& text, uint16_t default_port,
+                                         const std::string& where) {
+  // Each line's host alone, as a peer list; its settings checked here.
+  std::string hosts;
+  std::istringstream in(text);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    std::string host;
+    words >> host;
+    for (std::string w; words >> w;) {
+      const auto eq = w.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        return plain_error(fmt::format("{} line {}", where, n),
+                           fmt::format("'{}' after the host: a hostfile line is 'HOST "
+                                       "[slots=N] [max_slots=N]'",
+                                       w));
+      }
+    }
+    hosts += host + "\n";  // a blank line stays one, so the line numbers hold
+  }
+  return parse_peers(hosts, default_port, where);
+}
+
+namespace {
+
+// One bracket's items ("01-03,7"): the names they give, zero padding kept.
+Result<std::vector<std::string>> bracket_items(const std::string& inside) {
+  std::vector<std::string> out;
+  std::istringstream in(inside);
+  for (std::string item; std::getline(in, item, ',');) {
+    const auto dash = item.find('-');
+    const std::string lo = item.substr(0, dash);
+    const std::string hi = dash == std::string::npos ? lo : item.substr(dash + 1);
+    auto number = [](const std::string& s) -> std::optional<uint64_t> {
+      uint64_t v = 0;
+      const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      if (s.empty() || s.size() > 9 || ec != std::errc() || p != s.data() + s.size()) {
+        return std::nullopt;
+      }
+      return v;
+    };
+    const auto a = number(lo);
+    const auto b = number(hi);
+    if (!a || !b || *b < *a) {
+      return plain_error("host list", fmt::format("'[{}]': '{}' is not N or N-M", inside, item));
+    }
+    if (*b - *a >= kMaxPeers)
+      return plain_error("host list", fmt::format("'{}' is too long", item));
+    for (uint64_t v = *a; v <= *b; ++v) out.push_back(fmt::format("{:0{}}", v, lo.size()));
+  }
+  return out;
+}
+
+// The names one entry ("r[1-2]-n[01-02]") gives.
+Result<std::vector<std::string>> expand_entry(const std::string& e) {
+  std::vector<std::string> names = {""};
+  for (size_t i = 0; i < e.size();) {
+    if (e[i] == ']') return plain_error("host list", fmt::format("'{}': ']' without '['", e));
+    if (e[i] != '[') {
+      const size_t j = std::min(e.find('[', i), e.find(']', i));
+      const std::string lit = e.substr(i, j == std::string::npos ? std::string::npos : j - i);
+      for (auto& n : names) n += lit;
+      i += lit.size();
+      continue;
+    }
+    const auto close = e.find(']', i);
+    if (close == std::string::npos) {
+      return plain_error("host list", fmt::format("'{}': '[' without ']'", e));
+    }
+    auto items = bracket_items(e.substr(i + 1, close - i - 1));
+    if (!items) return items.error();
+    if (names.size() * items->size() > kMaxPeers) {
+      return plain_error("host list", fmt::format("'{}' names more than {} hosts", e, kMaxPeers));
+    }
+    std::vector<std::string> next;
+    next.reserve(names.size() * items->size());
+    for (const auto& n : names) {
+      for (const auto& it : *items) next.push_back(n + it);
+    }
+    names = std::move(next);
+    i = close + 1;
+  }
+  return names;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> expand_hostlist(const std::string& list) {
+  std::vector<std::string> out;
+  std::string entry;
+  int depth = 0;
+  auto flush = [&]() -> Status {
+    const std::string e = trimmed(entry);
+    entry.clear();
+    if (e.empty()) return ok_status();
+    auto names = expand_entry(e);
+    if (!names) return names.error();
+    if (out.size() + names->size() > kMaxPeers) {
+      return plain_error("host list", fmt::format("more than {} hosts", kMaxPeers));
+    }
+    out.insert(out.end(), names->begin(), names->end());
+    return ok_status();
+  };
+  for (const char c : list) {
+    if (c == '[') ++depth;
+    if (c == ']') --depth;
+    if (c == ',' && depth == 0) {
+      if (auto s = flush(); !s) return s.error();
+      continue;
+    }
+    entry += c;
+  }
+  if (auto s = flush(); !s) return s.error();
+  if (out.empty()) return plain_error("host list", "names no host");
+  return out;
+}
+
 std::vector<Peer> without_self(std::vector<Peer> peers, const std::vector<std::string>& names,
                                const std::vector<std::string>& addresses) {
   const auto is_self = [&](const Peer& p) {

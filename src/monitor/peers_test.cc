@@ -68,6 +68,43 @@ TEST(Peers, AFileWithoutPeersOrMissingIsAnError) {
   std::filesystem::remove_all(dir);
 }
 
+// An MPI hostfile as Open MPI's mpirun(1) documents it; the lab writes one
+// too (/run/lab/hostfile: "198.18.0.1 slots=1").
+TEST(Peers, AnMpiHostfileGivesItsHosts) {
+  auto r = parse_hostfile(
+      "# cluster\n"
+      "node01 slots=4\n"
+      "node02 slots=4 max_slots=8\n"
+      "198.18.0.3 slots=1\n"
+      "\n"
+      "node01 slots=2\n"
+      "node05\n",
+      18515, "hosts");
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(names(*r), (std::vector<std::string>{"node01", "node02", "198.18.0.3", "node05"}));
+  r = parse_hostfile("node01 slots=4\nnode02 node03\n", 18515, "hosts");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message(),
+            "hosts line 2: 'node03' after the host: a hostfile line is 'HOST [slots=N] "
+            "[max_slots=N]'");
+}
+
+// Slurm's compressed node lists, as SLURM_JOB_NODELIST holds them.
+TEST(Peers, ASlurmNodeListExpandsAsScontrolDoes) {
+  auto r = expand_hostlist("node[01-03,7],gpu-a1,r[1-2]-n[08-09]");
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(*r, (std::vector<std::string>{"node01", "node02", "node03", "node7", "gpu-a1", "r1-n08",
+                                          "r1-n09", "r2-n08", "r2-n09"}));
+  r = expand_hostlist("c[098-101]");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, (std::vector<std::string>{"c098", "c099", "c100", "c101"}));
+  for (const char* bad : {"node[01-", "node]1[", "n[3-1]", "n[a-b]", "n[1-200000]", ""}) {
+    EXPECT_FALSE(expand_hostlist(bad)) << bad;
+  }
+  EXPECT_EQ(expand_hostlist("n[3-1]").error().message(),
+            "host list: '[3-1]': '3-1' is not N or N-M");
+}
+
 TEST(Peers, TheProberLeavesItselfOut) {
   const auto all = parse_peers("h1\nh2\n198.18.0.3\nh4.example\n", 18515, "f");
   ASSERT_TRUE(all);

@@ -1,6 +1,10 @@
 #include "monitor/probe.h"
 
+#include <fmt/core.h>
+#include <infiniband/verbs.h>
+
 #include <array>
+#include <cctype>
 #include <cerrno>
 
 namespace rdmacheck::monitor {
@@ -41,13 +45,30 @@ std::string_view outcome_name(Outcome o) {
   return "error";
 }
 
+std::string wc_status_label(int status) {
+  std::string out;
+  for (const char c : std::string(ibv_wc_status_str(static_cast<ibv_wc_status>(status)))) {
+    if (std::isalnum(static_cast<unsigned char>(c)) != 0) {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!out.empty() && out.back() != '_') {
+      out += '_';
+    }
+  }
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out.empty() ? fmt::format("status_{}", status) : out;
+}
+
 ProbeResult result_of(const std::string& peer, const conn::PingReport& r) {
   using conn::Stage;
   ProbeResult p;
   p.peer = peer;
   p.transport = std::string(name_of(r.options.transport));
   p.elapsed_s = r.elapsed_ms / 1000;
-  if (r.obs.local) p.device = r.obs.local->device;
+  if (r.obs.local) {
+    p.device = r.obs.local->device;
+    p.port = r.obs.local->port;
+  }
+  if (r.obs.wc_status && *r.obs.wc_status != IBV_WC_SUCCESS) p.wc_status = r.obs.wc_status;
   for (const auto& f : r.findings) {
     if (f.severity == Severity::kWarn || f.severity == Severity::kFail) p.findings.push_back(f);
   }
@@ -136,6 +157,9 @@ void declare_metrics(Registry& r) {
   r.declare("rdmacheck_probe_errors_total", MetricType::kCounter,
             "Probe rounds that sent no probe, by the stage that failed (the key refused, no "
             "serve listening, no local device).");
+  r.declare("rdmacheck_probe_completion_errors_total", MetricType::kCounter,
+            "Probe rounds a failed work request ended, by its completion status (libibverbs' "
+            "words: transport_retry_counter_exceeded is the path, a remote_* status the peer).");
   r.declare("rdmacheck_peer_up", MetricType::kGauge,
             "1 when the peer's last probe round got an answer, else 0.");
   r.declare("rdmacheck_probe_round_seconds", MetricType::kGauge,
@@ -155,6 +179,11 @@ void record(Registry& r, const std::string& prober, const ProbeResult& round) {
     r.add("rdmacheck_probes_sent_total", l, round.sent);
     r.add("rdmacheck_probes_lost_total", l, round.lost);
     r.add("rdmacheck_probes_unanswered_total", l, round.unanswered);
+  }
+  if (round.wc_status) {
+    Labels w = l;
+    w.emplace_back("status", wc_status_label(*round.wc_status));
+    r.add("rdmacheck_probe_completion_errors_total", w);
   }
   for (double s : round.rtt_s) r.observe("rdmacheck_probe_rtt_seconds", l, s);
   r.set("rdmacheck_peer_up", l, round.answered > 0 ? 1 : 0);

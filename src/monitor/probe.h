@@ -12,6 +12,7 @@
 // it is an error of that stage, and the peer is down.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,14 @@ struct ProbeResult {
   std::vector<Finding> findings;  // the round's warnings and failures, as ping names them
   double elapsed_s = 0;
   std::string device;  // the local RDMA device the round used ("" before one was chosen)
+  int port = 0;        // and its port
+  // A failed work request's completion status (ibv_wc_status), when one ended the round.
+  std::optional<int> wc_status;
 };
+
+// A completion status as a label value: libibverbs' own words, in snake
+// case ("transport_retry_counter_exceeded"); a fixed, small set.
+std::string wc_status_label(int status);
 
 // What a ping report says about its round (pure: the tests feed it reports).
 ProbeResult result_of(const std::string& peer, const conn::PingReport& r);

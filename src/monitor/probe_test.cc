@@ -4,6 +4,7 @@
 #include "monitor/probe.h"
 
 #include <gtest/gtest.h>
+#include <infiniband/verbs.h>
 
 #include <cerrno>
 
@@ -118,6 +119,36 @@ TEST(Probe, RoundsBecomeTheSeriesTheRulesReadAndFindingsAreReplaced) {
   EXPECT_TRUE(c.ok) << c.output;
   EXPECT_EQ(c.output, "");
 #endif
+}
+
+// A work request that failed ends the round with its completion status: a
+// series per status, named in libibverbs' words; the device and port the
+// round used are what the port counters are read from.
+TEST(Probe, AFailedCompletionIsCountedByItsStatus) {
+  auto rc = report(proto::Transport::kRc, Stage::kTraffic, 0, 1, 0);
+  rc.obs.wc_status = IBV_WC_RETRY_EXC_ERR;
+  rc.obs.local = proto::HostFacts{};
+  rc.obs.local->device = "rxe0";
+  rc.obs.local->port = 1;
+  const auto p = result_of("h1", rc);
+  ASSERT_TRUE(p.wc_status.has_value());
+  EXPECT_EQ(p.device, "rxe0");
+  EXPECT_EQ(p.port, 1);
+  EXPECT_EQ(wc_status_label(IBV_WC_RETRY_EXC_ERR), "transport_retry_counter_exceeded");
+  EXPECT_EQ(wc_status_label(IBV_WC_REM_ACCESS_ERR), "remote_access_error");
+  Registry reg;
+  declare_metrics(reg);
+  record(reg, "h2", p);
+  auto ok = report(proto::Transport::kRc, Stage::kDone, 0, 5, 5);
+  ok.obs.wc_status = IBV_WC_SUCCESS;  // a success is not an error
+  record(reg, "h2", result_of("h3", ok));
+  const auto text = reg.exposition();
+  EXPECT_NE(text.find("rdmacheck_probe_completion_errors_total{peer=\"h1\",prober=\"h2\","
+                      "transport=\"rc\",status=\"transport_retry_counter_exceeded\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("rdmacheck_probe_completion_errors_total{peer=\"h3\""), std::string::npos)
+      << text;
 }
 
 TEST(Probe, TheOnceReportSaysEachRoundAndItsExitStatus) {

@@ -3,6 +3,7 @@
 // /metrics and --textfile (each checked by Prometheus's promtool), a stalled
 // serve on h3 (SIGSTOP) counted as unanswered and never as loss, and SIGTERM
 // ending the daemon within 2 s.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -40,6 +41,8 @@ const std::string kDaemon =
     "touch /run/lab/h2/up; " +
     wait_for(R"(rdmacheck_probes_unanswered_total\{peer="h3",prober="h2",transport="rc"\} [1-9])") +
     "echo stall-seen; grep -E '^rdmacheck_probes_(lost|unanswered)_total\\{peer=\"h3\"' "
+    "/tmp/m.prom; grep -E "
+    "'^rdmacheck_port_events_total\\{counter=\"hw_counters/(sent|rcvd)_pkts\"' "
     "/tmp/m.prom; touch /run/lab/h2/seen-stall; "
     "while [ ! -e /run/lab/h3/resumed ]; do sleep 0.1; done; "
     "t0=$(date +%s%N); kill -TERM $m; wait $m; rc=$?; "
@@ -91,6 +94,16 @@ TEST(MonitorLab, RoundsMetricsAStalledServeAndSigterm) {
   const std::string h3 = R"({peer="h3",prober="h2",transport="rc"})";
   EXPECT_GT(counter(d, "rdmacheck_probes_unanswered_total" + h3), 0u) << d;
   EXPECT_EQ(counter(d, "rdmacheck_probes_lost_total" + h3), 0u) << d;
+  // The local port's counters, read after every round: the rounds since the
+  // first (its baseline) sent and received packets on rxe0.
+  for (const char* c : {"sent_pkts", "rcvd_pkts"}) {
+    const auto n =
+        counter(d, fmt::format(R"(rdmacheck_port_events_total{{counter="hw_counters/{}",)"
+                               R"(device="rxe0",port="1",prober="h2"}})",
+                               c));
+    EXPECT_GT(n, 0u) << c << d;
+    EXPECT_NE(n, UINT64_MAX) << c << d;
+  }
   EXPECT_EQ(counter(d, R"(rdmacheck_probes_lost_total{peer="h3",prober="h2",transport="ud"})"), 0u)
       << d;
   std::smatch m;
