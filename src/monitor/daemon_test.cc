@@ -7,15 +7,18 @@
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <fstream>
 #include <mutex>
 #include <sstream>
 #include <thread>
 
+#include "net/tcp.h"
 #include "testing/temp_dir.h"
 
 namespace rdmacheck::monitor {
@@ -125,6 +128,108 @@ TEST(MonitorLoop, RoundsTextfileMetricsReloadAndStopOnLoopback) {
     EXPECT_EQ(lines[0], "rdmacheck monitor: metrics on http://" + rep->metrics_listen + "/metrics");
     EXPECT_EQ(lines[1], "rdmacheck monitor: SIGHUP: 1 peers from " + peers.string());
   }
+  std::filesystem::remove_all(dir);
+}
+
+// One request on a fresh connection to 127.0.0.1:PORT, the whole response.
+std::string scrape(uint16_t port) {
+  auto c = tcp_connect("127.0.0.1", port, deadline_in(std::chrono::seconds(5)));
+  if (!c) return "(connect: " + c.error().message() + ")";
+  const std::string req = "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n";
+  if (::send(c->get(), req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
+    return "(send failed)";
+  }
+  std::string out;
+  const auto d = deadline_in(std::chrono::seconds(5));
+  char buf[4096];
+  for (;;) {
+    pollfd p{c->get(), POLLIN, 0};
+    if (::poll(&p, 1, ms_left(d)) != 1) return out + "(no close before the deadline)";
+    const ssize_t n = ::recv(c->get(), buf, sizeof buf, 0);
+    if (n <= 0) return out;
+    out.append(buf, static_cast<size_t>(n));
+  }
+}
+
+// The count in the textfile's series SERIES, -1 when absent.
+long count_of(const std::string& text, const std::string& series) {
+  const auto at = text.find(series + " ");
+  return at == std::string::npos ? -1 : std::stol(text.substr(at + series.size() + 1));
+}
+
+// /metrics under abuse while the daemon probes: 200 idle connections, a
+// slow-loris and garbage take the endpoint's slots; a scrape still gets its
+// answer, the rounds go on counting, and a stop still ends the daemon in 2 s
+// with the abusers' connections open.
+TEST(MonitorLoop, AbuseOfMetricsNeitherStopsTheRoundsNorKeepsAScrapeOut) {
+  const auto dir = test_util::make_temp_dir("monitor-abuse");
+  const auto peers = dir / "peers";
+  const auto prom = dir / "rdmacheck.prom";
+  const std::string peer = "127.0.0.2:" + std::to_string(free_port());
+  std::ofstream(peers) << peer << "\n";
+  MonitorOptions o;
+  o.peers_file = peers.string();
+  o.default_port = 4792;
+  o.transports = {proto::Transport::kRc};
+  o.probe.target.fs = FsRoot::live();
+  o.probe.timeout = std::chrono::milliseconds(2000);
+  o.schedule.interval = std::chrono::milliseconds(300);
+  o.metrics_addr = "127.0.0.1";
+  o.textfile = prom.string();
+  o.prober = "tester";
+  std::mutex mu;
+  std::condition_variable cv;
+  uint16_t port = 0;
+  o.log = [&](const std::string& l) {
+    const std::string head = "rdmacheck monitor: metrics on http://127.0.0.1:";
+    if (l.rfind(head, 0) != 0) return;
+    const std::lock_guard lock(mu);
+    port = static_cast<uint16_t>(std::stoi(l.substr(head.size())));
+    cv.notify_all();
+  };
+  std::atomic<bool> stop{false};
+  std::atomic<bool> reload{false};
+  Result<MonitorReport> rep = plain_error("not run", "");
+  std::thread loop([&] { rep = run_monitor(o, stop, reload); });
+  struct Join {
+    std::atomic<bool>& stop;
+    std::thread& t;
+    ~Join() {
+      stop = true;
+      if (t.joinable()) t.join();
+    }
+  } join{stop, loop};
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(20), [&] { return port != 0; }));
+  }
+  const std::string series = "rdmacheck_probe_errors_total{peer=\"" + peer +
+                             "\",prober=\"tester\",transport=\"rc\",stage=\"tcp connect\"}";
+  ASSERT_TRUE(textfile_shows(prom, [&](const std::string& t) { return count_of(t, series) >= 1; }))
+      << slurp(prom);
+  const long before = count_of(slurp(prom), series);
+
+  std::vector<Fd> abusers;
+  for (int i = 0; i < 200; ++i) {
+    auto c = tcp_connect("127.0.0.1", port, deadline_in(std::chrono::seconds(5)));
+    ASSERT_TRUE(c.ok()) << i << ": " << c.error().message();
+    abusers.push_back(std::move(*c));
+  }
+  ASSERT_EQ(::send(abusers[0].get(), "GET /met", 8, MSG_NOSIGNAL), 8);  // and never the rest
+  ASSERT_EQ(::send(abusers[1].get(), "\x16\x03\x01\x02\x00", 5, MSG_NOSIGNAL), 5);
+  const std::string r = scrape(port);
+  EXPECT_EQ(r.rfind("HTTP/1.1 200 OK", 0), 0u) << r;
+  EXPECT_NE(r.find(series), std::string::npos) << r;
+  // The rounds went on meanwhile: the count grew past what it was before.
+  EXPECT_TRUE(textfile_shows(prom, [&](const std::string& t) {
+    return count_of(t, series) >= before + 2;
+  })) << slurp(prom);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  stop = true;
+  loop.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  ASSERT_TRUE(rep) << rep.error().message();
   std::filesystem::remove_all(dir);
 }
 
