@@ -1,0 +1,98 @@
+#include <fmt/core.h>
+#include <infiniband/verbs.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "conn/device_choice.h"
+#include "conn/diagnose_rules.h"
+#include "host/firewall.h"
+#include "sysfs/rdma_sysfs.h"
+
+namespace rdmacheck::conn {
+
+// Why the server would not let this client in (proto/auth.h), and what to do.
+Finding auth_finding(const ConnObservation& o) {
+  using proto::AuthFailure;
+  FindingId id = FindingId::kAuthProtocol;  // kNone, kProtocol: the greeting itself failed
+  std::string summary;
+  std::string fix;
+  switch (o.auth) {
+    case AuthFailure::kKeyFileUnreadable:
+      id = FindingId::kAuthKeyFileUnreadable;
+      summary = "the key file given by --psk-file (or RDMACHECK_PSK_FILE) cannot be used";
+      fix = "give the path of the server's key file (16..4096 bytes)";
+      break;
+    case AuthFailure::kKeyFileUnsafe:
+      id = FindingId::kAuthKeyFileUnsafe;
+      summary = "the key file is readable or writable by group or others: refused, as ssh does";
+      fix = "chmod 600 the key file (and keep it owned by the user who runs rdmacheck)";
+      break;
+    case AuthFailure::kRequired:
+      id = FindingId::kAuthRequired;
+      summary = fmt::format("{} requires a pre-shared key and this client has none", o.host);
+      fix = "give --psk-file FILE (or set RDMACHECK_PSK_FILE) with the key the server uses";
+      break;
+    case AuthFailure::kFailed:
+      id = FindingId::kAuthFailed;
+      summary = fmt::format("{} did not accept this client's key", o.host);
+      fix =
+          "use the key file the server uses (serve --psk-file); while keys are rolled the server "
+          "accepts the old and the new one";
+      break;
+    case AuthFailure::kServerUnproven:
+      id = FindingId::kAuthServerUnproven;
+      summary = fmt::format("{} could not prove that it holds this client's key", o.host);
+      fix = "make sure the address reaches the right server and that it was given the same key";
+      break;
+    case AuthFailure::kServerUnkeyed:
+      id = FindingId::kAuthServerUnkeyed;
+      summary = fmt::format(
+          "{} runs without a key, and this client, which has one, will not "
+          "talk to a server that cannot prove who it is",
+          o.host);
+      fix = "start the server with --psk-file, or drop --psk-file / RDMACHECK_PSK_FILE here";
+      break;
+    case AuthFailure::kNotAllowed:
+      id = FindingId::kAuthNotAllowed;
+      summary = fmt::format("{} does not admit this host: its --allow list leaves it out", o.host);
+      fix = "add this host's address to the server's --allow, or test from an allowed host";
+      break;
+    case AuthFailure::kForeign:
+      id = FindingId::kNotRdmacheckServe;
+      summary = fmt::format(
+          "something on {}:{} accepted the connection but is not `rdmacheck serve`: it answered "
+          "outside rdmacheck's framing, or closed at once",
+          o.host, o.tcp_port);
+      fix = fmt::format(
+          "check -p / the port: `rdmacheck serve` listens on {} unless given -p; on the server, "
+          "`ss -ltnp 'sport = :{}'` names what listens on {}",
+          proto::kDefaultPort, o.tcp_port, o.tcp_port);
+      break;
+    case AuthFailure::kSilent:
+      id = FindingId::kNoGreeting;
+      summary = fmt::format(
+          "something on {}:{} accepted the connection but sent no greeting: it is not this "
+          "version's `rdmacheck serve`, or the path lost everything after the TCP handshake",
+          o.host, o.tcp_port);
+      fix = fmt::format(
+          "on the server, `ss -ltnp 'sport = :{}'` names what listens: another service means "
+          "check -p / the port; an rdmacheck older than protocol version 2 (it waits for the "
+          "client to speak first) means the same rdmacheck version on both hosts; this "
+          "version's `rdmacheck serve` means the path dropped its greeting: run the command "
+          "again and watch the link (ping -i 0.2 {} shows the gaps of a flapping link)",
+          o.tcp_port, o.host);
+      break;
+    case AuthFailure::kNone:
+    case AuthFailure::kProtocol:
+      summary = fmt::format("{} speaks rdmacheck's framing but the greeting failed", o.host);
+      fix = "run the same rdmacheck version on both hosts; check the server's log";
+      break;
+  }
+  Finding f = make_finding(id, Severity::kFail, Layer::kConnection, summary);
+  f.evidence.push_back(o.error);
+  f.fix = fix;
+  return f;
+}
+
+}  // namespace rdmacheck::conn
