@@ -18,8 +18,10 @@
 #include "base/version.h"
 #include "conn/device_choice.h"
 #include "conn/exposure.h"
+#include "conn/timed_step.h"
 #include "doctor/memlock.h"
 #include "sysfs/fs_root.h"
+#include "verbs/port_rate.h"
 
 namespace rdmacheck::conn {
 namespace {
@@ -57,16 +59,6 @@ Result<verbs::MrPtr> reg_recv_region(Endpoint& ep, size_t len, int remote_access
   }
   ep.iova_note = "receive region at its virtual address: " + mr.error().message();
   return verbs::reg_mr(ep.pd.get(), ep.recv_buf(), len, access);
-}
-
-template <typename F>
-Status timed_step(std::vector<proto::Step>& timeline, const char* name, F&& f) {
-  const auto t0 = Clock::now();
-  Status s = f();
-  proto::Step step{name, Micros(Clock::now() - t0).count(), s.ok(),
-                   s.ok() ? "" : s.error().message()};
-  timeline.push_back(std::move(step));
-  return s;
 }
 
 GidType gid_type_of(uint32_t t) {
@@ -152,58 +144,6 @@ Status pick_gid(Endpoint& ep, const EndpointOptions& o) {
 }
 
 }  // namespace
-
-double port_rate_gbps(const ibv_port_attr& a) {
-  // ibv_query_port's width and speed encodings (see ibv_query_port(3)).
-  double lanes = 0;
-  switch (a.active_width) {
-    case 1:
-      lanes = 1;
-      break;
-    case 2:
-      lanes = 4;
-      break;
-    case 4:
-      lanes = 8;
-      break;
-    case 8:
-      lanes = 12;
-      break;
-    case 16:
-      lanes = 2;
-      break;
-    default:
-      return 0;
-  }
-  double per_lane = 0;
-  switch (a.active_speed) {
-    case 1:
-      per_lane = 2.5;
-      break;  // SDR
-    case 2:
-      per_lane = 5;
-      break;  // DDR
-    case 4:
-    case 8:
-      per_lane = 10;
-      break;  // QDR, FDR10
-    case 16:
-      per_lane = 14;
-      break;  // FDR (sysfs: 56 Gb/sec 4X FDR)
-    case 32:
-      per_lane = 25;
-      break;  // EDR
-    case 64:
-      per_lane = 50;
-      break;  // HDR
-    case 128:
-      per_lane = 100;
-      break;  // NDR
-    default:
-      break;
-  }
-  return lanes * per_lane;
-}
 
 Endpoint::~Endpoint() {
   if (cq && unacked_events > 0) ibv_ack_cq_events(cq.get(), unacked_events);
@@ -387,7 +327,7 @@ proto::HostFacts local_facts(const Endpoint& ep) {
   f.gid = gid_text(ep.gid);
   f.gid_type = ep.gid_type;
   f.active_mtu = verbs::mtu_bytes(ep.port_attr.active_mtu);
-  f.rate_gbps = port_rate_gbps(ep.port_attr);
+  f.rate_gbps = verbs::port_rate_gbps(ep.port_attr);
   f.netdev = ep.netdev;
   f.traffic_class = ep.traffic_class;
   f.path_mtu = ep.path_mtu;
@@ -401,201 +341,6 @@ proto::HostFacts local_facts(const Endpoint& ep) {
         std::atoi(ep.fs.read_line("/sys/class/net/" + ep.netdev + "/mtu").value_or("0").c_str());
   }
   return f;
-}
-
-namespace {
-
-// The device's limits on reads and atomics in flight per QP, as responder and
-// as requester (rxe: 128 each; ConnectX: 16), within the verbs' 8 bits.
-std::pair<uint8_t, uint8_t> device_rd_atom(ibv_context* ctx) {
-  ibv_device_attr a{};
-  if (ctx == nullptr || ibv_query_device(ctx, &a) != 0) return {16, 16};
-  auto cap = [](int v) { return static_cast<uint8_t>(std::clamp(v, 1, 255)); };
-  return {cap(a.max_qp_rd_atom), cap(a.max_qp_init_rd_atom)};
-}
-
-}  // namespace
-
-proto::QpInfo local_qp_info(const Endpoint& ep) {
-  proto::QpInfo q;
-  q.qpn = ep.qp->qp_num;
-  q.psn = ep.psn;
-  q.gid = gid_text(ep.gid);
-  q.lid = ep.port_attr.lid;
-  q.qkey = ep.qp->qp_type == IBV_QPT_UD ? ep.qkey : 0;
-  q.rd_atom = device_rd_atom(ep.verbs).first;
-  return advertise(q, ep.recv_access, ep.recv_iova, ep.recv_mr->rkey);
-}
-
-int path_mtu_limit(int peer_mtu, int asked) {
-  return asked > 0 && asked < peer_mtu ? asked : peer_mtu;
-}
-
-Status connect_qp(Endpoint& ep, const proto::QpInfo& peer, int peer_mtu, const verbs::RcTiming& t,
-                  std::vector<proto::Step>& timeline) {
-  auto gid = parse_gid(peer.gid);
-  if (!gid) return plain_error("handshake", "peer GID is malformed");
-  // Both sides use the smaller of the two active MTUs, as perftest does: a
-  // side that sent its own larger MTU would have frames dropped by the other.
-  int mtu_enum = ep.port_attr.active_mtu;
-  for (int e = IBV_MTU_4096; e >= IBV_MTU_256; --e) {
-    if (verbs::mtu_bytes(static_cast<ibv_mtu>(e)) <= peer_mtu) {
-      mtu_enum = std::min(mtu_enum, e);
-      break;
-    }
-  }
-  if (ep.qp->qp_type == IBV_QPT_UD) {
-    if (auto s = timed_step(timeline, "RTR", [&] { return verbs::ud_to_rtr(ep.qp.get()); }); !s) {
-      return s;
-    }
-    if (auto s = timed_step(timeline, "RTS", [&] { return verbs::ud_to_rts(ep.qp.get(), ep.psn); });
-        !s) {
-      return s;
-    }
-    ibv_ah_attr ah{};
-    ah.is_global = 1;
-    ah.grh.dgid = *gid;
-    ah.grh.sgid_index = static_cast<uint8_t>(ep.gid_index);
-    ah.grh.hop_limit = 64;
-    ah.grh.traffic_class = ep.traffic_class;
-    ah.sl = ep.sl;
-    ah.dlid = peer.lid;
-    ah.port_num = ep.port;
-    auto created = verbs::create_ah(ep.pd.get(), ah);
-    if (!created) return created.error();
-    ep.ah = std::move(*created);
-    return ok_status();
-  }
-  const verbs::PathParams path{ep.port,
-                               ep.gid_index,
-                               static_cast<ibv_mtu>(mtu_enum),
-                               ep.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET,
-                               ep.traffic_class,
-                               ep.sl};
-  verbs::RemoteQp remote{peer.qpn, peer.psn, *gid, peer.lid};
-  // What the QP really carries, as the device reports it after RTR.
-  auto read_back = [&ep]() {
-    ibv_qp_attr attr{};
-    ibv_qp_init_attr init{};
-    if (ibv_query_qp(ep.qp.get(), &attr, IBV_QP_AV | IBV_QP_PATH_MTU, &init) == 0) {
-      ep.traffic_class = attr.ah_attr.grh.traffic_class;
-      ep.sl = attr.ah_attr.sl;
-      ep.path_mtu = verbs::mtu_bytes(attr.path_mtu);
-    }
-  };
-  if (ep.qp->qp_type == IBV_QPT_UC) {
-    if (auto s = timed_step(timeline, "RTR",
-                            [&] { return verbs::uc_to_rtr(ep.qp.get(), path, remote); });
-        !s) {
-      return s;
-    }
-    read_back();
-    return timed_step(timeline, "RTS", [&] { return verbs::uc_to_rts(ep.qp.get(), ep.psn); });
-  }
-  // As many reads in flight as both devices allow, as perftest does: the
-  // fixed 16 of ConnectX halved read bandwidth on rxe, which takes 128.
-  verbs::RcTiming rt = t;
-  const auto [dest, init] = device_rd_atom(ep.verbs);
-  rt.dest_rd_atomic = dest;
-  rt.rd_atomic =
-      static_cast<uint8_t>(std::min<uint32_t>(init, peer.rd_atom == 0 ? 1 : peer.rd_atom));
-  if (auto s =
-          timed_step(timeline, "RTR", [&] { return verbs::to_rtr(ep.qp.get(), path, remote, rt); });
-      !s) {
-    return s;
-  }
-  read_back();
-  return timed_step(timeline, "RTS", [&] { return verbs::to_rts(ep.qp.get(), ep.psn, rt); });
-}
-
-Status post_recv(Endpoint& ep, uint64_t wr_id, uint32_t len, uint32_t slot) {
-  if (slot >= ep.recv_slots) return plain_error("post_recv", "no such receive slot");
-  // Addressed as the device knows the region: from its IOVA.
-  ibv_sge sge{ep.recv_iova + ep.half * slot, len, ep.recv_mr->lkey};
-  ibv_recv_wr wr{};
-  wr.wr_id = wr_id;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  ibv_recv_wr* bad = nullptr;
-  if (int rc = ibv_post_recv(ep.qp.get(), &wr, &bad); rc != 0) {
-    return code_error("ibv_post_recv", rc, ep.context());
-  }
-  return ok_status();
-}
-
-Status post_receives(Endpoint& ep, uint32_t depth) {
-  for (uint32_t i = 0; i < std::max(depth, ep.recv_slots); ++i) {
-    const uint32_t slot = i % ep.recv_slots;
-    if (auto s = post_recv(ep, kRecvWrId + slot, static_cast<uint32_t>(ep.half), slot); !s)
-      return s;
-  }
-  return ok_status();
-}
-
-Status post_send(Endpoint& ep, uint64_t wr_id, uint32_t len, bool write_imm,
-                 const proto::QpInfo& peer) {
-  ibv_sge sge{reinterpret_cast<uintptr_t>(ep.send_buf()), len, ep.send_mr->lkey};
-  ibv_send_wr wr{};
-  wr.wr_id = wr_id;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  if (write_imm) {
-    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    wr.imm_data = htonl(static_cast<uint32_t>(wr_id));
-    wr.wr.rdma.remote_addr = peer.addr;
-    wr.wr.rdma.rkey = peer.rkey;
-  } else {
-    wr.opcode = IBV_WR_SEND;
-  }
-  if (ep.qp->qp_type == IBV_QPT_UD) {
-    wr.wr.ud.ah = ep.ah.get();
-    wr.wr.ud.remote_qpn = peer.qpn;
-    wr.wr.ud.remote_qkey = peer.qkey;
-  }
-  ibv_send_wr* bad = nullptr;
-  if (int rc = ibv_post_send(ep.qp.get(), &wr, &bad); rc != 0) {
-    return code_error("ibv_post_send", rc, ep.context());
-  }
-  return ok_status();
-}
-
-Result<std::optional<ibv_wc>> next_completion(Endpoint& ep, Deadline d, int extra_fd) {
-  for (;;) {
-    ibv_wc wc{};
-    int n = ibv_poll_cq(ep.cq.get(), 1, &wc);
-    if (n < 0) return code_error("ibv_poll_cq", n, ep.context());
-    if (n == 1) return std::optional<ibv_wc>(wc);
-    if (int rc = ibv_req_notify_cq(ep.cq.get(), 0); rc != 0) {
-      return code_error("ibv_req_notify_cq", rc, ep.context());
-    }
-    // A completion may have arrived between the poll and the request.
-    n = ibv_poll_cq(ep.cq.get(), 1, &wc);
-    if (n < 0) return code_error("ibv_poll_cq", n, ep.context());
-    if (n == 1) return std::optional<ibv_wc>(wc);
-    pollfd fds[2] = {{ep.channel->fd, POLLIN, 0}, {extra_fd, POLLIN, 0}};
-    const int r = ::poll(fds, extra_fd >= 0 ? 2 : 1, ms_left(d));
-    if (r < 0 && errno != EINTR) return errno_error("poll");
-    if (r == 0) return code_error("completion", ETIMEDOUT, ep.context());
-    if (extra_fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-      return std::optional<ibv_wc>();
-    }
-    if ((fds[0].revents & POLLIN) != 0) take_cq_event(ep);
-  }
-}
-
-void take_cq_event(Endpoint& ep) {
-  ibv_cq* cq = nullptr;
-  void* cq_ctx = nullptr;
-  if (ibv_get_cq_event(ep.channel.get(), &cq, &cq_ctx) != 0) return;
-  if (++ep.unacked_events >= 64) {
-    ibv_ack_cq_events(ep.cq.get(), ep.unacked_events);
-    ep.unacked_events = 0;
-  }
-}
-
-std::string wc_status_text(ibv_wc_status s) {
-  return fmt::format("{} ({})", ibv_wc_status_str(s), static_cast<int>(s));
 }
 
 std::optional<uint64_t> effective_memlock_limit(const FsRoot& fs) {

@@ -130,9 +130,6 @@ void record_choice(Endpoint& ep, const EndpointOptions& o, const std::string& wh
 // FS's /proc/self/status, as doctor reads it).
 std::optional<uint64_t> effective_memlock_limit(const FsRoot& fs);
 
-// Link rate in Gb/s from ibv_query_port's active_width and active_speed.
-double port_rate_gbps(const ibv_port_attr& a);
-
 // Facts about this side for the handshake.
 proto::HostFacts local_facts(const Endpoint& ep);
 proto::QpInfo local_qp_info(const Endpoint& ep);

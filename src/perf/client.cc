@@ -17,6 +17,7 @@
 #include "perf/validate.h"
 #include "sysfs/port_counters.h"
 #include "sysfs/rdma_sysfs.h"
+#include "verbs/port_rate.h"
 
 namespace rdmacheck::perf {
 namespace {
@@ -135,7 +136,7 @@ LinkFacts link_facts(const conn::Endpoint& ep, int mtu) {
   LinkFacts l;
   l.device = ep.device;
   l.ethernet = ep.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET;
-  l.port_gbps = conn::port_rate_gbps(ep.port_attr);
+  l.port_gbps = verbs::port_rate_gbps(ep.port_attr);
   l.mtu = mtu;
   const FsRoot& fs = ep.fs;
   for (const auto& d : read_rdma_devices(fs)) {
