@@ -83,7 +83,8 @@ TEST(MonitorLab, RoundsMetricsAStalledServeAndSigterm) {
   EXPECT_EQ(run_exit(r, "h2", 0), 0);
 
   // 2: the daemon's textfile and scrape pass promtool; the stalled serve is
-  // unanswered, never lost; SIGTERM ends it at once.
+  // unanswered, never lost, to RC (its NIC acknowledged what its process
+  // never answered); SIGTERM ends it at once.
   ASSERT_TRUE(run_output(r, "h2", 1).is_string()) << r.console;
   const std::string d = run_output(r, "h2", 1).get<std::string>();
   EXPECT_EQ(run_exit(r, "h2", 1), 0) << d;
@@ -104,8 +105,13 @@ TEST(MonitorLab, RoundsMetricsAStalledServeAndSigterm) {
     EXPECT_GT(n, 0u) << c << d;
     EXPECT_NE(n, UINT64_MAX) << c << d;
   }
-  EXPECT_EQ(counter(d, R"(rdmacheck_probes_lost_total{peer="h3",prober="h2",transport="ud"})"), 0u)
-      << d;
+  // UD has no acknowledgement: a UD round in flight when h3's serve stopped
+  // counts its unechoed datagrams as lost (seen once in CI, 2026-12-04: 1).
+  // At most one round of -n 5 straddles the stop; every later round stops at
+  // the silent greeting and is unanswered.
+  const auto ud_lost =
+      counter(d, R"(rdmacheck_probes_lost_total{peer="h3",prober="h2",transport="ud"})");
+  EXPECT_LE(ud_lost, 5u) << d;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(d, m, std::regex("monitor-exit ([0-9]+) after ([0-9]+) ms"))) << d;
   EXPECT_EQ(m[1], "0");
