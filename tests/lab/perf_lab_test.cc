@@ -85,7 +85,8 @@ void expect_sane_bw(const nlohmann::json& d, const std::string& op, size_t sizes
 // bw: write, read and send; the server counted every send, and --cpu-util
 // measured both sides (the client busy-polls; the server's sink sleeps
 // between bursts). With -e the client sleeps too: the same send costs its
-// thread a fraction of the CPU (measured 2 % against 60 % polling).
+// thread a fraction of the CPU (measured 2 % against 60 % polling; under
+// CI's load once 36 %, so the bound is half the polling run's).
 void expect_basic_bw(const LabRun& r, const Boot::Part& part) {
   for (size_t n = 0; n < 4; ++n) EXPECT_EQ(part.exit(r, "h2", n), 0) << n << r.console;
   for (size_t n = 4; n < 6; ++n) EXPECT_LE(part.exit(r, "h2", n), 1) << n << r.console;
@@ -108,7 +109,8 @@ void expect_basic_bw(const LabRun& r, const Boot::Part& part) {
   EXPECT_GE(slept["counters"]["peer"]["hw_counters/rcvd_pkts"].get<uint64_t>(), 300u * 4);
   const double polled_pct = send["cpu"]["local"]["percent"].get<double>();
   const double slept_pct = slept["cpu"]["local"]["percent"].get<double>();
-  EXPECT_LT(slept_pct, 30) << slept["cpu"].dump();
+  // Relative to the polling run of the same boot, not an absolute figure: a
+  // busy host (CI saw 36 % once, 2 % on a quiet one) moves both together.
   EXPECT_LT(slept_pct, polled_pct / 2) << slept["cpu"].dump() << " polling: " << polled_pct;
   // Several QPs and both directions, every byte checked; and -D's clock
   // wakes a client that sleeps.
