@@ -393,6 +393,10 @@ void TlsChannel::close(Deadline d) {
   ERR_clear_error();
 }
 
+bool TlsChannel::buffered() const {
+  return !s_->plain.empty() || SSL_pending(s_->ssl.get()) > 0 || BIO_ctrl_pending(s_->in) > 0;
+}
+
 const std::string& TlsChannel::identity() const { return s_->identity; }
 const std::string& TlsChannel::server_name() const { return s_->sni; }
 std::string TlsChannel::version() const { return SSL_get_version(s_->ssl.get()); }

@@ -77,6 +77,9 @@ class TlsChannel {
   Result<nlohmann::json, TlsError> recv_frame(Deadline d, uint32_t max = kMaxFrame);
   // Sends TLS's close_notify (best effort, bounded by D).
   void close(Deadline d);
+  // Whether bytes of the peer's wait in memory (read from the socket, or
+  // decrypted and not yet a whole frame): polling the socket would miss them.
+  [[nodiscard]] bool buffered() const;
 
   // The identity the client named (both sides).
   [[nodiscard]] const std::string& identity() const;
