@@ -2,8 +2,10 @@
 // unauthenticated peer can send before it has proven anything. The input is
 // what the peer sends, already on a socketpair when this side starts, and then
 // the peer's end closes. The first byte picks the side under test: the server
-// with a key, the server with none (it still greets), or the client with a key
-// (a fake "server" talking to rdmacheck's client). Either side must end in
+// with a raw key, the server with none (it still greets), the server with a
+// key ring (its greeting, then OpenSSL's TLS 1.3 server reading the bytes), or
+// the client with a ring line or a raw key (a fake "server" talking to
+// rdmacheck's client). Either side must end in
 // bounded time with a value or a typed refusal; a crash, a sanitizer report or
 // a hang fails.
 #include <sys/socket.h>
@@ -11,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -23,21 +26,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1 || size > 65536) return 0;  // a socketpair buffer holds it without a reader
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return 0;
-  Fd mine(sv[0]);
+  Channel mine{Fd(sv[0])};
   Fd peer(sv[1]);
   if (::write(peer.get(), data + 1, size - 1) != static_cast<ssize_t>(size - 1)) return 0;
   ::shutdown(peer.get(), SHUT_WR);  // the peer says nothing more; what we send, it never reads
   const proto::Psk key{"fuzz.psk", "0123456789abcdef0123456789abcdef"};
   const Deadline d = deadline_in(std::chrono::milliseconds(200));
-  switch (data[0] % 3) {
+  // A key ring line's key: the TLS 1.3 server and client meet these bytes.
+  static const auto ring = std::make_shared<const proto::KeyRing>(
+      *proto::KeyRing::parse(proto::ring_line("fuzz", "0123456789abcdefghijklmnopqrstuv"), "fuzz"));
+  const proto::Psk line{"fuzz.key", "0123456789abcdefghijklmnopqrstuv", "fuzz"};
+  switch (data[0] % 5) {
     case 0:
-      (void)proto::greet_client(mine, std::vector<proto::Psk>{key}, d);
+      (void)proto::greet_client(mine, proto::ServerKeys{{key}, nullptr}, d);
       break;
     case 1:
       (void)proto::greet_client(mine, {}, d);
       break;
+    case 2:
+      (void)proto::greet_client(mine, proto::ServerKeys{{}, ring}, d);
+      break;
+    case 3:
+      (void)proto::meet_server(mine, line, "fuzz", d);
+      break;
     default:
-      (void)proto::meet_server(mine, key, d);
+      (void)proto::meet_server(mine, key, "fuzz", d);
       break;
   }
   return 0;

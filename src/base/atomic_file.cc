@@ -11,7 +11,9 @@
 
 namespace rdmacheck {
 
-Status write_file_atomically(const std::string& path, const std::string& content) {
+namespace {
+
+Status write_atomically(const std::string& path, const std::string& content, bool secret) {
   const std::filesystem::path p(path);
   const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
   std::string tmp = dir + "/." + p.filename().string() + ".XXXXXX";
@@ -23,9 +25,10 @@ Status write_file_atomically(const std::string& path, const std::string& content
     return e;
   };
   // mkstemp makes the file 0600; a report is as readable as any other file we write.
+  // A secret stays 0600.
   const mode_t mask = ::umask(0);
   ::umask(mask);
-  if (::fchmod(fd.get(), 0666 & ~mask) != 0) return fail("fchmod");
+  if (!secret && ::fchmod(fd.get(), 0666 & ~mask) != 0) return fail("fchmod");
   for (size_t done = 0; done < content.size();) {
     const ssize_t n = ::write(fd.get(), content.data() + done, content.size() - done);
     if (n < 0 && errno == EINTR) continue;
@@ -35,6 +38,16 @@ Status write_file_atomically(const std::string& path, const std::string& content
   if (::fsync(fd.get()) != 0) return fail("fsync");
   if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("rename");
   return ok_status();
+}
+
+}  // namespace
+
+Status write_file_atomically(const std::string& path, const std::string& content) {
+  return write_atomically(path, content, false);
+}
+
+Status write_secret_atomically(const std::string& path, const std::string& content) {
+  return write_atomically(path, content, true);
 }
 
 }  // namespace rdmacheck

@@ -12,5 +12,8 @@ namespace rdmacheck {
 // CONTENT to PATH, through a temporary file beside it and a rename; the file
 // is as readable as the umask lets any new file be.
 Status write_file_atomically(const std::string& path, const std::string& content);
+// The same for a secret (a key, a key ring): the file is 0600 from its
+// creation on, whatever the umask.
+Status write_secret_atomically(const std::string& path, const std::string& content);
 
 }  // namespace rdmacheck

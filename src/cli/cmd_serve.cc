@@ -1,3 +1,4 @@
+#include <csignal>
 #include <cstdio>
 #include <memory>
 
@@ -6,9 +7,16 @@
 #include "conn/traffic_cap.h"
 #include "net/ip_match.h"
 #include "proto/auth.h"
+#include "proto/key_ring.h"
 #include "serve/server.h"
 
 namespace rdmacheck::cli {
+namespace {
+
+std::atomic<bool> g_serve_reload{false};
+extern "C" void on_serve_hup(int /*sig*/) { g_serve_reload.store(true); }
+
+}  // namespace
 
 Runner attach_serve(CLI::App& app) {
   struct Opts {
@@ -28,8 +36,10 @@ Runner attach_serve(CLI::App& app) {
   add_device_options(app, o->s.dev);
   auto* psk = app.add_option(
       "--psk-file", o->psk_files,
-      "pre-shared key clients must prove (HMAC challenge-response; the key never crosses the "
-      "wire). Give it twice while rolling keys: the old and the new one are both accepted");
+      "the key ring clients prove their identity's key from (TLS 1.3; `rdmacheck keygen NAME "
+      "--ring FILE` adds a client; SIGHUP re-reads; repeatable, identities merged). A raw key "
+      "file (the older form: a challenge-response, then frames in clear) works too, twice while "
+      "rolling it");
   app.add_option("--allow", o->allow,
                  "admit only clients from this address or network (IPv4 or IPv6, "
                  "e.g. 10.0.0.0/8, fd00::/8, 198.18.0.2); repeatable. Checked at accept, for TCP "
@@ -79,12 +89,13 @@ Runner attach_serve(CLI::App& app) {
                "serve one client (refused addresses do not count) and exit with its status")
       ->excludes(exit_after);
   app.footer(
-      "Who may use the server: every client proves a pre-shared key (--psk-file), or comes\n"
-      "from an --allow'ed network, or both; without either, serve starts only with --insecure.\n"
-      "Make a key:  umask 077; head -c 32 /dev/urandom > /etc/rdmacheck/serve.psk\n"
-      "and give clients the same file (--psk-file or RDMACHECK_PSK_FILE). A key file that group\n"
-      "or others may read is refused. To roll keys: serve --psk-file OLD --psk-file NEW, move the\n"
-      "clients to NEW, then drop OLD.\n"
+      "Who may use the server: every client proves its key (--psk-file), or comes from an\n"
+      "--allow'ed network, or both; without either, serve starts only with --insecure.\n"
+      "One key per client, in a key ring (TLS 1.3, every frame encrypted and authenticated):\n"
+      "  rdmacheck keygen client1 --ring /etc/rdmacheck/ring > client1.key   (on the server)\n"
+      "  copy client1.key to client1 (mode 600); there: --psk-file client1.key\n"
+      "Revoke: delete the client's line from the ring, then kill -HUP the server: it is refused\n"
+      "from its next connection on. A key file that group or others may read is refused.\n"
       "The server connects a session's QP only to the GID of the client's own address, so no\n"
       "client can aim its traffic at another host.\n"
       "Bounds: --max-handshakes connections may be in their handshake at once (a few per\n"
@@ -92,7 +103,8 @@ Runner attach_serve(CLI::App& app) {
       "buffer (both halves) counts against --max-pinned. A client over a bound is refused with\n"
       "'server busy: ...', which it reports as server-refused.\n"
       "Logs who may connect at start, then one line per session start and end, to stderr.\n"
-      "Stops on SIGINT/SIGTERM.\n"
+      "Stops on SIGINT/SIGTERM; SIGHUP re-reads the key rings (a ring that fails to read keeps\n"
+      "the old one, and the log says why).\n"
       "Exit status: 0 after a clean stop, 2 when the port cannot be bound or the options are\n"
       "refused; with --one-off 0 when the session ended well, 1 otherwise.");
   return [o, &app]() {
@@ -110,13 +122,42 @@ Runner attach_serve(CLI::App& app) {
                    proto::kMaxServerKeys);
       return 2;
     }
+    std::vector<std::string> rings;
     for (const auto& f : o->psk_files) {
+      auto ring = proto::is_key_ring(f);
+      if (!ring) {
+        std::fprintf(stderr, "rdmacheck serve: %s\n", ring.error().message().c_str());
+        return 2;
+      }
+      if (*ring) {
+        rings.push_back(f);
+        continue;
+      }
       auto k = proto::load_psk(f);
       if (!k) {
         std::fprintf(stderr, "rdmacheck serve: %s\n", k.error().error.message().c_str());
         return 2;
       }
       s.keys.push_back(std::move(*k));
+    }
+    if (!rings.empty() && !s.keys.empty()) {
+      std::fprintf(stderr,
+                   "rdmacheck serve: --psk-file: key rings and raw key files cannot be mixed "
+                   "(give clients ring lines: rdmacheck keygen NAME --ring RING)\n");
+      return 2;
+    }
+    if (!rings.empty()) {
+      auto r = proto::KeyRingFiles::load(rings);
+      if (!r) {
+        std::fprintf(stderr, "rdmacheck serve: %s\n", r.error().message().c_str());
+        return 2;
+      }
+      s.rings = std::move(*r);
+      struct sigaction sa {};
+      sa.sa_handler = on_serve_hup;
+      sigemptyset(&sa.sa_mask);
+      sigaction(SIGHUP, &sa, nullptr);
+      s.reload = &g_serve_reload;
     }
     for (const auto& a : o->allow) {
       auto c = parse_cidr(a);

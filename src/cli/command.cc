@@ -40,6 +40,8 @@ constexpr Command kCommands[] = {
      attach_monitor},
     {"explain", "say what a finding id means, when it is raised, its evidence and the fix",
      attach_explain},
+    {"keygen", "make a client's key and add it to a server's key ring (serve --psk-file)",
+     attach_keygen},
     {"lab", "boot a real two-host Soft-RoCE network in QEMU and run rdmacheck on it", attach_lab},
     {"completion", "print the bash completion script (the build installs it)", attach_completion,
      true},

@@ -37,6 +37,7 @@ Runner attach_monitor(CLI::App& app);
 Runner attach_completion(CLI::App& app);
 Runner attach_perftest_flags(CLI::App& app);  // perftest_flags.cc
 Runner attach_explain(CLI::App& app);
+Runner attach_keygen(CLI::App& app);
 
 // rdmacheck-mesh, beside this binary: `mesh` runs it, and its options are its
 // own (completion reads them from its --help).

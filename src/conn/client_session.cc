@@ -33,7 +33,7 @@ SessionFailure cm_failure(const verbs::CmError& e) {
 // The server's next message, parsed as MSG; an error message from it comes
 // back as an error in its own words, with *refused set.
 template <typename Msg>
-Result<Msg> receive(const Fd& sock, Deadline d, Result<Msg> (*parse)(const nlohmann::json&),
+Result<Msg> receive(const Channel& sock, Deadline d, Result<Msg> (*parse)(const nlohmann::json&),
                     bool* refused, std::string* code = nullptr) {
   auto frame = recv_frame(sock, d);
   if (!frame) return frame.error();
@@ -85,8 +85,8 @@ bool greeting_maybe_lost(const proto::AuthError& e) {
 }
 
 // What TCP_INFO counted of this side's retransmissions, for the warning.
-std::string resent(const Fd& sock) {
-  const auto rtt = tcp_path_rtt(sock);
+std::string resent(const Channel& sock) {
+  const auto rtt = tcp_path_rtt(sock.fd());
   if (!rtt || rtt->total_retrans == 0) return "";
   return fmt::format(", after TCP had resent {} segments on it", rtt->total_retrans);
 }
@@ -125,8 +125,8 @@ Result<Fd> connect_timing_out_once(const std::function<Result<Fd>(Deadline)>& co
   return again;
 }
 
-Result<Fd, SessionFailure> connect_to_server(const Target& t, Deadline end,
-                                             std::vector<std::string>* retried) {
+Result<Channel, SessionFailure> connect_to_server(const Target& t, Deadline end,
+                                                  std::vector<std::string>* retried) {
   // The key first: a bad key file is this host's to fix, whatever the server says.
   std::optional<proto::Psk> key;
   if (!t.psk_file.empty()) {
@@ -142,16 +142,17 @@ Result<Fd, SessionFailure> connect_to_server(const Target& t, Deadline end,
   if (!addrs) return failure(Stage::kResolve, addrs.error());
   const auto greeting_wait = t.greeting_wait;
   const auto connect = [&](Deadline d) { return tcp_connect(*addrs, d); };
-  auto sock = connect_timing_out_once(connect, end, t.connect_wait,
-                                      fmt::format("{}:{}", t.host, t.tcp_port), retried);
-  if (!sock) return failure(Stage::kTcpConnect, sock.error());
-  auto met = proto::meet_server(*sock, key, std::min(end, deadline_in(greeting_wait)));
+  auto fd = connect_timing_out_once(connect, end, t.connect_wait,
+                                    fmt::format("{}:{}", t.host, t.tcp_port), retried);
+  if (!fd) return failure(Stage::kTcpConnect, fd.error());
+  std::optional<Channel> sock(Channel(std::move(*fd)));
+  auto met = proto::meet_server(*sock, key, t.host, std::min(end, deadline_in(greeting_wait)));
   if (!met && ms_left(end) >= kSecondTryMs && greeting_maybe_lost(met.error())) {
     if (auto again = tcp_connect(*addrs, std::min(end, deadline_in(t.connect_wait)))) {
       const proto::AuthError first = met.error();
       const std::string first_resent = resent(*sock);
-      *sock = std::move(*again);
-      met = proto::meet_server(*sock, key, std::min(end, deadline_in(greeting_wait)));
+      sock.emplace(std::move(*again));
+      met = proto::meet_server(*sock, key, t.host, std::min(end, deadline_in(greeting_wait)));
       if (!met && greeting_maybe_lost(met.error())) {
         met.error().error.context += ", on a second connection too";
       } else if (met && retried != nullptr) {
@@ -288,7 +289,7 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
   }
   s.welcome = std::move(*welcome);
   // The ACK timeout follows the round trip TCP measured over the handshake.
-  s.ack = choose_ack_timeout(tcp_path_rtt(s.sock), r.ack_timeout, software_rdma(s.ep->verbs));
+  s.ack = choose_ack_timeout(tcp_path_rtt(s.sock.fd()), r.ack_timeout, software_rdma(s.ep->verbs));
   if (r.cm) {
     if (auto f = cm_establish(s, r, end)) return fail_with(std::move(*f), true);
   } else if (auto c = connect_qp(*s.ep, s.welcome.qp,

@@ -17,6 +17,7 @@
 #include "conn/diagnose.h"
 #include "conn/endpoint.h"
 #include "conn/target.h"
+#include "net/channel.h"
 #include "proto/messages.h"
 #include "verbs/qp.h"
 
@@ -41,7 +42,7 @@ struct SessionRequest {
 };
 
 struct ClientSession {
-  Fd sock;
+  Channel sock;  // the control connection: TLS with a key ring line
   std::unique_ptr<Endpoint> ep;
   proto::Welcome welcome;  // with --cm perf tests, qp is the server's ready
   std::vector<proto::Step> local_timeline;
@@ -74,7 +75,7 @@ struct SessionFailure {
 };
 
 // The one way to reach a server: its key (when the target has one), TCP, and
-// the greeting and key proof. Every client connection (tests, check's doctor
+// the greeting and key proof (or TLS). Every client connection (tests, check's doctor
 // request and TCP probe) starts here. Fails at kResolve, kTcpConnect or kAuth
 // (a server that refused without an auth code, e.g. busy: kHandshake, refused).
 // A listener that stays silent is asked once more on a new connection while
@@ -87,7 +88,7 @@ struct SessionFailure {
 // no ARP/ND reply: EHOSTUNREACH) is tried once more the same way, for the
 // same reason: a flap can eat every SYN or ARP request of one wait. Refusals
 // and missing routes are answers: never tried again.
-Result<Fd, SessionFailure> connect_to_server(const Target& t, Deadline end,
+Result<Channel, SessionFailure> connect_to_server(const Target& t, Deadline end,
                                              std::vector<std::string>* retried = nullptr);
 
 // That connect step on its own: CONNECT(deadline) once, and once more when it

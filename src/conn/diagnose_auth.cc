@@ -21,7 +21,9 @@ Finding auth_finding(const ConnObservation& o) {
     case AuthFailure::kKeyFileUnreadable:
       id = FindingId::kAuthKeyFileUnreadable;
       summary = "the key file given by --psk-file (or RDMACHECK_PSK_FILE) cannot be used";
-      fix = "give the path of the server's key file (16..4096 bytes)";
+      fix =
+          "give this client's key file: its line of the server's key ring (`rdmacheck keygen NAME "
+          "--ring RING` on the server prints it), or the server's raw key file (16..4096 bytes)";
       break;
     case AuthFailure::kKeyFileUnsafe:
       id = FindingId::kAuthKeyFileUnsafe;
@@ -37,8 +39,10 @@ Finding auth_finding(const ConnObservation& o) {
       id = FindingId::kAuthFailed;
       summary = fmt::format("{} did not accept this client's key", o.host);
       fix =
-          "use the key file the server uses (serve --psk-file); while keys are rolled the server "
-          "accepts the old and the new one";
+          "with a key ring (TLS), the server's log names the cause: an identity it does not hold "
+          "(never added, or revoked: add it with `rdmacheck keygen NAME --ring RING`, then kill "
+          "-HUP the server) or another key for it (give this client its current line); with a "
+          "raw key file, use the one the server uses (while keys are rolled it accepts both)";
       break;
     case AuthFailure::kServerUnproven:
       id = FindingId::kAuthServerUnproven;

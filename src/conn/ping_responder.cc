@@ -6,8 +6,8 @@
 
 namespace rdmacheck::conn {
 
-ResponderOutcome respond_ping(Endpoint& ep, const proto::Hello& hello, const Fd& sock, Deadline end,
-                              SessionTraffic& traffic, proto::Bye& bye) {
+ResponderOutcome respond_ping(Endpoint& ep, const proto::Hello& hello, const Channel& sock,
+                              Deadline end, SessionTraffic& traffic, proto::Bye& bye) {
   ResponderOutcome out;
   const bool ud = hello.test.transport == proto::Transport::kUd;
   const bool write = hello.test.op == proto::Op::kWrite;
@@ -19,7 +19,7 @@ ResponderOutcome respond_ping(Endpoint& ep, const proto::Hello& hello, const Fd&
     return out;
   };
   for (;;) {
-    auto wc = next_completion(ep, end, sock.get());
+    auto wc = next_completion_or_frame(ep, end, sock);
     if (!wc) {
       return done(wc.error().errnum == ETIMEDOUT ? "session time limit reached"
                                                  : wc.error().message());

@@ -58,7 +58,7 @@ TcpProbeReport run_tcp_probe(const TcpProbeOptions& o) {
   }
   r.delayed = delayed_echoes(rtts);
   r.tally.size = static_cast<uint32_t>(pad.size());
-  if (auto rtt = tcp_path_rtt(*sock)) r.retrans = rtt->total_retrans;
+  if (auto rtt = tcp_path_rtt(sock->fd())) r.retrans = rtt->total_retrans;
   if (!rtts.empty()) {
     std::sort(rtts.begin(), rtts.end());
     r.rtt_min_us = rtts.front();
@@ -101,7 +101,7 @@ nlohmann::json to_json(const TcpProbeReport& r) {
           {"elapsed_ms", r.elapsed_ms}};
 }
 
-std::string answer_tcp_echo(const Fd& sock, const nlohmann::json& first, Deadline end) {
+std::string answer_tcp_echo(const Channel& sock, const nlohmann::json& first, Deadline end) {
   nlohmann::json frame = first;
   for (int n = 0; n < kMaxEchoes; ++n) {
     if (auto s = send_frame(sock, frame, end); !s) return "echo failed: " + s.error().message();

@@ -10,6 +10,7 @@
 
 #include "conn/loss.h"
 #include "conn/target.h"
+#include "net/channel.h"
 #include "net/tcp.h"
 
 namespace rdmacheck::conn {
@@ -48,6 +49,6 @@ nlohmann::json to_json(const TcpProbeReport& r);
 // The server's side: FIRST is the client's first {"type":"tcp-echo"} frame;
 // echoes it and every following one until the client closes, at most 1000,
 // until END. Returns the session's outcome for the log.
-std::string answer_tcp_echo(const Fd& sock, const nlohmann::json& first, Deadline end);
+std::string answer_tcp_echo(const Channel& sock, const nlohmann::json& first, Deadline end);
 
 }  // namespace rdmacheck::conn

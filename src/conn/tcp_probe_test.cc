@@ -17,10 +17,11 @@ std::string serve_one(const Fd& listener) {
   std::string peer;
   auto conn = tcp_accept(listener, deadline_in(5s), &peer);
   if (!conn) return "accept: " + conn.error().message();
-  if (auto g = proto::greet_client(*conn, {}, deadline_in(5s)); !g) return "greeting failed";
-  auto first = recv_frame(*conn, deadline_in(5s));
+  Channel ch(std::move(*conn));
+  if (auto g = proto::greet_client(ch, {}, deadline_in(5s)); !g) return "greeting failed";
+  auto first = recv_frame(ch, deadline_in(5s));
   if (!first) return "first frame: " + first.error().message();
-  return answer_tcp_echo(*conn, *first, deadline_in(5s));
+  return answer_tcp_echo(ch, *first, deadline_in(5s));
 }
 
 TEST(TcpProbe, EchoesOverLoopbackAreCleanAndCounted) {

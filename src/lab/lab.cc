@@ -2,7 +2,6 @@
 
 #include <fmt/core.h>
 #include <poll.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +22,7 @@
 #include "lab/vm.h"
 #include "lab/vmlinux.h"
 #include "lab/wire.h"
+#include "proto/key_ring.h"
 #include "sysfs/fs_root.h"
 
 namespace rdmacheck::lab {
@@ -175,16 +175,13 @@ Status Lab::prepare(const std::vector<GuestPlan>& plan, const Kernel& k) {
   if (std::any_of(plan.begin(), plan.end(), [](const GuestPlan& g) { return g.ssh; })) {
     if (auto s = ssh_files(plan); !s) return s;
   }
-  // A fresh key per boot, owner-only: serve refuses a key file others may read.
-  std::string key(32, '\0');
-  if (::getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size())) {
-    return errno_error("getrandom", "the lab's key");
-  }
+  // A fresh key per boot (a one-line ring: TLS 1.3, identity "lab"), owner-only.
   if (auto s = write_file(dir_ / kLabKeyFile, "", fs::perms::owner_read | fs::perms::owner_write);
       !s) {
     return s;
   }
-  if (auto s = write_file(dir_ / kLabKeyFile, key); !s) return s;
+  if (auto s = write_file(dir_ / kLabKeyFile, proto::ring_line("lab", proto::fresh_key())); !s)
+    return s;
   for (const auto& g : plan) {
     const fs::path gd = dir_ / g.name;
     fs::remove_all(gd, ec);

@@ -25,7 +25,7 @@ Result<std::string> write_key_file(const std::string& key) {
   return std::string(path);
 }
 
-Result<std::unique_ptr<LocalServer>> LocalServer::start(const proto::Psk& key,
+Result<std::unique_ptr<LocalServer>> LocalServer::start(const std::string& key_file,
                                                         const conn::DeviceChoice& dev,
                                                         std::chrono::milliseconds session_timeout) {
   std::unique_ptr<LocalServer> s(new LocalServer());
@@ -36,7 +36,9 @@ Result<std::unique_ptr<LocalServer>> LocalServer::start(const proto::Psk& key,
   o.fs = FsRoot::live();
   o.tcp_port = 0;  // the kernel's pick, told back once bound
   o.dev = dev;
-  o.keys = {key};
+  auto ring = proto::KeyRingFiles::load({key_file});
+  if (!ring) return ring.error();
+  o.rings = std::move(*ring);
   o.session_timeout = session_timeout;
   auto listening = std::make_shared<std::promise<Result<uint16_t>>>();
   auto told = listening->get_future();

@@ -16,8 +16,9 @@ namespace rdmacheck::mesh {
 
 class LocalServer {
  public:
-  // Starts the server and returns once it listens (or failed to).
-  static Result<std::unique_ptr<LocalServer>> start(const proto::Psk& key,
+  // Starts the server on the key ring KEY_FILE (TLS 1.3) and returns once it
+  // listens (or failed to).
+  static Result<std::unique_ptr<LocalServer>> start(const std::string& key_file,
                                                     const conn::DeviceChoice& dev,
                                                     std::chrono::milliseconds session_timeout);
   ~LocalServer();
@@ -33,8 +34,8 @@ class LocalServer {
   std::thread thread_;
 };
 
-// Writes KEY to a new owner-only file (mkstemp) for the client side, which
-// reads its key from a file; removed by the caller.
+// Writes KEY (a key ring line) to a new owner-only file (mkstemp): the
+// server's ring and every client's key file at once; removed by the caller.
 Result<std::string> write_key_file(const std::string& key);
 
 }  // namespace rdmacheck::mesh

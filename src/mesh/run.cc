@@ -59,13 +59,14 @@ std::optional<MeshReport> run_mesh(const MeshOptions& o, Control& c,
   const auto start = Clock::now();
   const int me = c.rank();
   const int n = c.size();
-  // The run's key: rank 0 draws it, MPI carries it, every server demands it.
+  // The run's key: rank 0 draws it, MPI carries it, every server demands it
+  // (one identity, "mesh": the hex of 32 random bytes is a ring line's key).
   const std::string key = c.broadcast(me == 0 ? hex(proto::fresh_nonce()) : "");
-  auto key_file = write_key_file(key);
+  auto key_file = write_key_file("mesh " + key + "\n");
   std::unique_ptr<LocalServer> server;
   std::string server_error;
   if (key_file) {
-    auto s = LocalServer::start(proto::Psk{*key_file, key}, o.dev,
+    auto s = LocalServer::start(*key_file, o.dev,
                                 std::chrono::duration_cast<milliseconds>(o.round_timeout));
     if (s) {
       server = std::move(*s);

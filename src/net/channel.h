@@ -55,6 +55,10 @@ inline Status send_frame(const Channel& c, const nlohmann::json& msg, Deadline d
 inline Result<nlohmann::json> recv_frame(const Channel& c, Deadline d, uint32_t max = kMaxFrame) {
   return c.recv_frame(d, max);
 }
+inline Result<nlohmann::json, FrameError> read_frame(const Channel& c, Deadline d,
+                                                     uint32_t max = kMaxFrame) {
+  return c.read_frame(d, max);
+}
 inline std::string local_address(const Channel& c) { return local_address(c.fd()); }
 inline std::string peer_address(const Channel& c) { return peer_address(c.fd()); }
 

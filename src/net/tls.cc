@@ -16,16 +16,13 @@
 namespace rdmacheck {
 namespace {
 
-// One suite: a PSK's hash must match the suite's, and AES-GCM is what the
-// CPUs of these hosts accelerate.
+// One suite: a PSK's hash must match the suite's; AES-GCM is what CPUs accelerate.
 constexpr std::array<unsigned char, 2> kAes128GcmSha256 = {0x13, 0x01};
 constexpr const char* kSuites = "TLS_AES_128_GCM_SHA256";
 constexpr std::string_view kPskLabel = "rdmacheck TLS 1.3 external PSK v1";
 
-struct CtxFree {
+struct OpenSslFree {
   void operator()(SSL_CTX* c) const noexcept { SSL_CTX_free(c); }
-};
-struct SslFree {
   void operator()(SSL* s) const noexcept { SSL_free(s); }
 };
 
@@ -38,8 +35,7 @@ std::string derive_psk(const std::string& secret) {
   return {reinterpret_cast<const char*>(out.data()), len};
 }
 
-// The session that carries a PSK into OpenSSL (its "master key"); the caller
-// hands it to OpenSSL, which frees it.
+// The session that carries a PSK into OpenSSL (its "master key"), which frees it.
 SSL_SESSION* psk_session(SSL* ssl, const std::string& secret) {
   const SSL_CIPHER* cipher = SSL_CIPHER_find(ssl, kAes128GcmSha256.data());
   SSL_SESSION* s = cipher != nullptr ? SSL_SESSION_new() : nullptr;
@@ -73,8 +69,8 @@ namespace detail {
 struct TlsState {
   int fd = -1;
   bool server = false;
-  std::unique_ptr<SSL_CTX, CtxFree> ctx;
-  std::unique_ptr<SSL, SslFree> ssl;
+  std::unique_ptr<SSL_CTX, OpenSslFree> ctx;
+  std::unique_ptr<SSL, OpenSslFree> ssl;
   BIO* in = nullptr;   // what came from the peer, for OpenSSL to read (owned by ssl)
   BIO* out = nullptr;  // what OpenSSL wrote, for the peer (owned by ssl)
   TlsKey key;          // the client's

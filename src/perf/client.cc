@@ -161,7 +161,7 @@ LinkFacts link_facts(const conn::Endpoint& ep, int mtu) {
 // --validate and -b: what each lane's server and we ourselves check, and the
 // barriers that keep both sides on the same size.
 struct Barriers {
-  std::vector<const Fd*> socks;
+  std::vector<const Channel*> socks;
   std::vector<conn::Endpoint*> eps;
   DataPlan plan;
   uint32_t seed = 0;

@@ -19,8 +19,9 @@ namespace {
 
 constexpr uint64_t kSocketCheckEvery = 4096;  // busy loops look at the control socket this often
 
-bool readable(const Fd& sock, int timeout_ms) {
-  pollfd p{sock.get(), POLLIN, 0};
+bool readable(const Channel& sock, int timeout_ms) {
+  if (sock.buffered()) return true;
+  pollfd p{sock.fd().get(), POLLIN, 0};
   return ::poll(&p, 1, timeout_ms) > 0;
 }
 
@@ -35,7 +36,7 @@ struct Responder {
   conn::Endpoint& ep;
   const proto::Hello& hello;
   const proto::PerfParams& perf;
-  const Fd& sock;
+  const Channel& sock;
   Deadline end;
   conn::SessionTraffic& traffic;
   proto::Bye& bye;
@@ -152,7 +153,7 @@ struct Responder {
   // on the completion channel between bursts.
   void sink() {
     for (;;) {
-      auto wc = conn::next_completion(ep, end, sock.get());
+      auto wc = conn::next_completion_or_frame(ep, end, sock);
       if (!wc) {
         out.outcome =
             wc.error().errnum == ETIMEDOUT ? "session time limit reached" : wc.error().message();
@@ -295,7 +296,7 @@ struct Responder {
 
 }  // namespace
 
-ResponderOutcome respond_perf(conn::Endpoint& ep, const proto::Hello& hello, const Fd& sock,
+ResponderOutcome respond_perf(conn::Endpoint& ep, const proto::Hello& hello, const Channel& sock,
                               Deadline end, conn::SessionTraffic& traffic, proto::Bye& bye) {
   ResponderOutcome out;
   const Op op = hello.test.op;

@@ -19,7 +19,7 @@ using conn::ResponderOutcome;
 // Runs until the client's done arrives on SOCK (read and checked here) or END.
 // What the server sends itself (echoes, -b's direction) is charged to TRAFFIC
 // and stops at its cap. Completion errors go into bye.wc_errors.
-ResponderOutcome respond_perf(conn::Endpoint& ep, const proto::Hello& hello, const Fd& sock,
+ResponderOutcome respond_perf(conn::Endpoint& ep, const proto::Hello& hello, const Channel& sock,
                               Deadline end, conn::SessionTraffic& traffic, proto::Bye& bye);
 
 }  // namespace rdmacheck::perf

@@ -8,13 +8,14 @@
 
 namespace rdmacheck::perf {
 
-Result<nlohmann::json> await_frame(const Fd& sock, std::span<conn::Endpoint* const> eps,
+Result<nlohmann::json> await_frame(const Channel& sock, std::span<conn::Endpoint* const> eps,
                                    Deadline d) {
   for (;;) {
     for (conn::Endpoint* ep : eps) {
       if (auto s = service_receives(*ep); !s) return s.error();
     }
-    pollfd p{sock.get(), POLLIN, 0};
+    if (sock.buffered()) return recv_frame(sock, d);
+    pollfd p{sock.fd().get(), POLLIN, 0};
     // A millisecond between CQ sweeps: the peer's last messages need receives
     // posted, but the emulated lab has one CPU per host to share.
     const int n = ::poll(&p, 1, 1);
@@ -24,7 +25,7 @@ Result<nlohmann::json> await_frame(const Fd& sock, std::span<conn::Endpoint* con
   }
 }
 
-Result<std::vector<proto::Sync>> exchange_sync(std::span<const Fd* const> socks,
+Result<std::vector<proto::Sync>> exchange_sync(std::span<const Channel* const> socks,
                                                std::span<conn::Endpoint* const> eps,
                                                const std::vector<proto::Sync>& msgs, Deadline d) {
   for (size_t i = 0; i < socks.size(); ++i) {

@@ -17,6 +17,7 @@
 #include "base/deadline.h"
 #include "base/fd.h"
 #include "conn/target.h"
+#include "net/channel.h"
 
 namespace rdmacheck::perf {
 
@@ -52,6 +53,6 @@ nlohmann::json to_json(const TcpBaseline& b);
 // The server's side. FIRST is {"type":"tcp-stream","seconds":S}: answers
 // ready, counts the raw bytes that follow until the client shuts its side
 // (or S + 5 s pass), then sends {"type":"tcp-stream-result", ...}.
-std::string answer_tcp_stream(const Fd& sock, const nlohmann::json& first, Deadline end);
+std::string answer_tcp_stream(const Channel& sock, const nlohmann::json& first, Deadline end);
 
 }  // namespace rdmacheck::perf

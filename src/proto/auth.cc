@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <sstream>
 
 #include "net/tcp.h"
 #include "proto/messages.h"
@@ -107,48 +108,53 @@ AuthError no_greeting(const FrameError& f) {
   return AuthError{AuthFailure::kProtocol, f.error, false};
 }
 
-}  // namespace
-
-Result<Psk, AuthError> load_psk(const std::string& file) {
-  Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-  if (!fd.valid()) {
-    return AuthError{AuthFailure::kKeyFileUnreadable, errno_error("open", file), false};
-  }
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) {
-    return AuthError{AuthFailure::kKeyFileUnreadable, errno_error("fstat", file), false};
-  }
-  if (!S_ISREG(st.st_mode)) {
-    return auth_error(AuthFailure::kKeyFileUnreadable, fmt::format("{} is not a file", file));
-  }
-  if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    return auth_error(AuthFailure::kKeyFileUnsafe,
-                      fmt::format("key file {} is accessible by group or others (mode {:04o}): "
-                                  "chmod 600 {}",
-                                  file, st.st_mode & 07777, file));
-  }
-  if (st.st_size < static_cast<off_t>(kMinKeyBytes) ||
-      st.st_size > static_cast<off_t>(kMaxKeyBytes)) {
-    return auth_error(AuthFailure::kKeyFileUnreadable,
-                      fmt::format("key file {} holds {} bytes, a key needs {}..{} "
-                                  "(umask 077; head -c 32 /dev/urandom > {})",
-                                  file, st.st_size, kMinKeyBytes, kMaxKeyBytes, file));
-  }
-  Psk k{file, std::string(static_cast<size_t>(st.st_size), '\0')};
-  size_t got = 0;
-  while (got < k.key.size()) {
-    const ssize_t n = ::read(fd.get(), k.key.data() + got, k.key.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return AuthError{AuthFailure::kKeyFileUnreadable, errno_error("read", file), false};
-    if (n == 0) break;
-    got += static_cast<size_t>(n);
-  }
-  k.key.resize(got);
-  if (got < kMinKeyBytes) {
-    return auth_error(AuthFailure::kKeyFileUnreadable, fmt::format("key file {} shrank", file));
-  }
-  return k;
+AuthError tls_auth_error(AuthFailure kind, const TlsError& e) {
+  return AuthError{kind, tls_error_text(e), false};
 }
+
+// The server's half with a key ring: TLS, the identity looked up in RING.
+Result<Admitted, AuthError> accept_tls(Channel& c, const std::shared_ptr<const KeyRing>& ring,
+                                       Deadline d) {
+  auto tls = TlsChannel::accept(
+      c.fd(), [ring](const std::string& identity) { return ring->find(identity); }, d);
+  if (!tls) {
+    switch (tls.error().fault) {
+      case TlsFault::kUnknownIdentity:
+      case TlsFault::kKeyMismatch:
+        return tls_auth_error(AuthFailure::kFailed, tls.error());
+      case TlsFault::kNotTls: {
+        AuthError e = tls_auth_error(AuthFailure::kRequired, tls.error());
+        e.error.context += " (the client did not start TLS: it has no key ring line)";
+        return e;
+      }
+      default:
+        return tls_auth_error(AuthFailure::kProtocol, tls.error());
+    }
+  }
+  Admitted who;
+  who.identity = tls->identity();
+  c.secure(std::move(*tls));
+  who.log_name = fmt::format("identity {}, {}", who.identity, c.protection());
+  return who;
+}
+
+// The client's half: TLS with its ring line.
+Result<Unit, AuthError> connect_tls(Channel& c, const Psk& key, const std::string& server_name,
+                                    Deadline d) {
+  auto tls = TlsChannel::connect(c.fd(), TlsKey{key.identity, key.key}, server_name, d);
+  if (!tls) {
+    switch (tls.error().fault) {
+      case TlsFault::kRefused:
+        return tls_auth_error(AuthFailure::kFailed, tls.error());
+      default:
+        return tls_auth_error(AuthFailure::kProtocol, tls.error());
+    }
+  }
+  c.secure(std::move(*tls));
+  return Unit{};
+}
+
+}  // namespace
 
 Proof auth_proof(const std::string& key, Side who, const Nonce& ns, const Nonce& nc) {
   const std::string_view label = who == Side::kClient ? kClientLabel : kServerLabel;
@@ -176,16 +182,20 @@ json refusal_message(AuthFailure code, const std::string& text) {
   return j;
 }
 
-Result<int, AuthError> greet_client(const Fd& sock, const std::vector<Psk>& keys, Deadline d) {
+Result<Admitted, AuthError> greet_client(Channel& sock, const ServerKeys& all, Deadline d) {
+  const std::vector<Psk>& keys = all.raw;
   const Nonce ns = fresh_nonce();
   json greeting = {{"type", type_name(MessageType::kGreeting)},
                    {"version", kVersion},
-                   {"auth", keys.empty() ? "none" : "psk"}};
+                   {"auth", all.ring       ? "tls-psk"
+                            : keys.empty() ? "none"
+                                           : "psk"}};
   if (!keys.empty()) greeting["nonce"] = hex(ns);
   if (auto s = send_frame(sock, greeting, d); !s) {
     return AuthError{AuthFailure::kProtocol, s.error(), false};
   }
-  if (keys.empty()) return -1;
+  if (all.ring) return accept_tls(sock, all.ring, d);
+  if (keys.empty()) return Admitted{};
   auto refuse = [&](AuthFailure code, const std::string& text) -> AuthError {
     (void)send_frame(sock, refusal_message(code, text), d);
     return auth_error(code, text);
@@ -234,10 +244,14 @@ Result<int, AuthError> greet_client(const Fd& sock, const std::vector<Psk>& keys
       !s) {
     return AuthError{AuthFailure::kProtocol, s.error(), false};
   }
-  return match;
+  Admitted who;
+  who.raw_key = match;
+  who.log_name = "key " + keys[static_cast<size_t>(match)].file;
+  return who;
 }
 
-Result<Unit, AuthError> meet_server(const Fd& sock, const std::optional<Psk>& key, Deadline d) {
+Result<Unit, AuthError> meet_server(Channel& sock, const std::optional<Psk>& key,
+                                    const std::string& server_name, Deadline d) {
   auto greeting = read_frame(sock, d, kMaxAuthFrame);
   if (!greeting) return no_greeting(greeting.error());
   const auto type = type_of(*greeting);
@@ -262,9 +276,33 @@ Result<Unit, AuthError> meet_server(const Fd& sock, const std::optional<Psk>& ke
     (void)send_frame(sock, error_message("client refused: " + text), d);
     return auth_error(AuthFailure::kServerUnkeyed, text);
   }
+  if (mode == "tls-psk") {
+    if (!key) {
+      (void)send_frame(sock, error_message("client has no key (give it --psk-file)"), d);
+      return auth_error(AuthFailure::kRequired,
+                        "the server requires a key (TLS with a key ring) and this client has none");
+    }
+    if (key->identity.empty()) {
+      const std::string text = fmt::format(
+          "the server holds a key ring (TLS) and {} is a raw key: the client's key file is its "
+          "line of the server's ring (`rdmacheck keygen NAME --ring RING` prints it)",
+          key->file);
+      (void)send_frame(sock, error_message("client refused: " + text), d);
+      return auth_error(AuthFailure::kFailed, text);
+    }
+    return connect_tls(sock, *key, server_name, d);
+  }
   const auto ns = unhex<kNonceBytes>(*greeting, "nonce");
   if (mode != "psk" || !ns) {
     return auth_error(AuthFailure::kProtocol, "malformed greeting: unknown auth or bad nonce");
+  }
+  if (key && !key->identity.empty()) {
+    const std::string text = fmt::format(
+        "the server holds a raw key file (no TLS) and {} is a key ring line: give the server "
+        "its key ring (serve --psk-file RING), or this client the server's raw key",
+        key->file);
+    (void)send_frame(sock, error_message("client refused: " + text), d);
+    return auth_error(AuthFailure::kFailed, text);
   }
   if (!key) {
     const std::string text = "the server requires a pre-shared key and this client has none";

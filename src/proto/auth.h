@@ -1,5 +1,14 @@
-// Who may use a server: a pre-shared key proven by challenge and response
-// before the first frame of a session (hello, doctor request, TCP echo).
+// Who may use a server, settled before the first frame of a session (hello,
+// doctor request, TCP echo). The server greets in clear (so that a client
+// can tell `rdmacheck serve` from another listener and an old version from
+// this one); what follows depends on the greeting's "auth":
+//
+// "tls-psk" (key rings, proto/key_ring.h): TLS 1.3 with external pre-shared
+// keys (net/tls.h) on the same socket, the client naming its identity; every
+// frame after it is encrypted and integrity-protected (net/channel.h).
+//
+// "psk" (a raw key file, the older form): a challenge and response, after
+// which frames travel in clear:
 //
 //   server -> client  greeting  {version, auth: "psk"|"none", nonce: NS}
 //   client -> server  auth      {nonce: NC, proof: HMAC(K, "rdmacheck-client-v2" NS NC)}
@@ -15,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -24,6 +34,8 @@
 #include "base/enum_table.h"
 #include "base/fd.h"
 #include "base/result.h"
+#include "net/channel.h"
+#include "proto/key_ring.h"
 
 namespace rdmacheck::proto {
 
@@ -54,7 +66,10 @@ using Proof = std::array<uint8_t, kProofBytes>;
 
 struct Psk {
   std::string file;  // for messages and the server's log
-  std::string key;   // the file's bytes, as they are
+  std::string key;   // a raw key file's bytes as they are; a ring line's key
+  // A ring line's identity (the file is one `IDENTITY HEX` line, as `keygen`
+  // writes it): the client meets a "tls-psk" server with it. "" for a raw key.
+  std::string identity;
 };
 
 struct AuthError {
@@ -63,22 +78,48 @@ struct AuthError {
   bool refused = false;  // the server answered with an error frame without an auth code (busy)
 };
 
-// Reads a key file: a regular file of 16..4096 bytes that neither group nor
-// others may read or write (as ssh insists for its keys).
+// Reads a client's key file: a regular file that neither group nor others may
+// read or write (as ssh insists for its keys), either one key ring line
+// (`IDENTITY HEX`, the identity filled in) or a raw key of 16..4096 bytes.
+// A file of printable text whose first line has a space is taken for a ring
+// line, and an error in it is said, not taken for a raw key.
 Result<Psk, AuthError> load_psk(const std::string& file);
+
+// Whether FILE holds key ring lines (the server's --psk-file) rather than a
+// raw key; its safety is checked when it is loaded.
+Result<bool> is_key_ring(const std::string& file);
+
+// What a server holds: raw keys (the clear challenge-response) or a key ring
+// (TLS 1.3), never both. RING is read for each handshake: a reload that
+// removed an identity refuses it from the next handshake on.
+struct ServerKeys {
+  std::vector<Psk> raw;
+  std::shared_ptr<const KeyRing> ring;
+  [[nodiscard]] bool empty() const { return raw.empty() && !ring; }
+};
+
+// Who the client proved to be: the index of the raw key, or the identity of
+// its ring line; nothing without keys.
+struct Admitted {
+  int raw_key = -1;
+  std::string identity;
+  std::string log_name;  // "key FILE", "identity NAME, TLSv1.3 CIPHER"; "" without keys
+};
 
 enum class Side { kClient, kServer };
 Proof auth_proof(const std::string& key, Side who, const Nonce& ns, const Nonce& nc);
 Nonce fresh_nonce();
 
-// The server's side: greets, and with KEYS demands a proof of one of them.
-// Returns the index of the key the client proved (-1 without keys). A refusal
-// has been sent to the client when this fails.
-Result<int, AuthError> greet_client(const Fd& sock, const std::vector<Psk>& keys, Deadline d);
+// The server's side: greets, and with KEYS demands a proof of one of them;
+// with a ring, C carries TLS from then on. A refusal has been sent to the
+// client when this fails (with a ring, TLS's own alert).
+Result<Admitted, AuthError> greet_client(Channel& c, const ServerKeys& keys, Deadline d);
 
 // The client's side: reads the greeting, proves KEY when the server asks,
-// and checks the server's proof.
-Result<Unit, AuthError> meet_server(const Fd& sock, const std::optional<Psk>& key, Deadline d);
+// and checks the server's proof; for a "tls-psk" server, the TLS handshake
+// with SERVER_NAME (the name it dialled) as SNI, and C carries TLS from then on.
+Result<Unit, AuthError> meet_server(Channel& c, const std::optional<Psk>& key,
+                                    const std::string& server_name, Deadline d);
 
 // An error frame the client turns into the finding CODE.
 nlohmann::json refusal_message(AuthFailure code, const std::string& text);

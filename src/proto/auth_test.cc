@@ -19,39 +19,39 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-std::pair<Fd, Fd> socket_pair() {
+std::pair<Channel, Channel> socket_pair() {
   int sv[2] = {-1, -1};
   EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-  return {Fd(sv[0]), Fd(sv[1])};
+  return {Channel(Fd(sv[0])), Channel(Fd(sv[1]))};
 }
 
 Psk key(const std::string& name, char fill) { return Psk{name, std::string(32, fill)}; }
 
 struct Outcome {
-  Result<int, AuthError> server;
+  Result<Admitted, AuthError> server;
   Result<Unit, AuthError> client;
 };
 
 // Both sides of one connection, the server on its own thread.
-Outcome handshake(const std::vector<Psk>& server_keys, const std::optional<Psk>& client_key) {
+Outcome handshake(const ServerKeys& server_keys, const std::optional<Psk>& client_key) {
   auto [s, c] = socket_pair();
-  auto server = std::async(std::launch::async, [&, fd = std::move(s)] {
+  auto server = std::async(std::launch::async, [&, fd = std::move(s)]() mutable {
     return greet_client(fd, server_keys, deadline_in(2s));
   });
-  auto client = meet_server(c, client_key, deadline_in(2s));
-  c = Fd();  // a server still waiting for our proof sees us go
+  auto client = meet_server(c, client_key, "server", deadline_in(2s));
+  c = Channel();  // a server still waiting for our proof sees us go
   return Outcome{server.get(), std::move(client)};
 }
 
 TEST(Auth, TheRightKeyPassesBothWays) {
-  auto o = handshake({key("k", 'a')}, key("client copy", 'a'));
+  auto o = handshake({{key("k", 'a')}, nullptr}, key("client copy", 'a'));
   ASSERT_TRUE(o.client.ok()) << o.client.error().error.message();
   ASSERT_TRUE(o.server.ok()) << o.server.error().error.message();
-  EXPECT_EQ(*o.server, 0);
+  EXPECT_EQ(o.server->raw_key, 0);
 }
 
 TEST(Auth, AWrongKeyIsRefusedAndTheClientIsTold) {
-  auto o = handshake({key("k", 'a')}, key("c", 'b'));
+  auto o = handshake({{key("k", 'a')}, nullptr}, key("c", 'b'));
   ASSERT_FALSE(o.client.ok());
   EXPECT_EQ(o.client.error().kind, AuthFailure::kFailed);
   ASSERT_FALSE(o.server.ok());
@@ -59,7 +59,7 @@ TEST(Auth, AWrongKeyIsRefusedAndTheClientIsTold) {
 }
 
 TEST(Auth, NoKeyAgainstAKeyedServerIsAuthRequired) {
-  auto o = handshake({key("k", 'a')}, std::nullopt);
+  auto o = handshake({{key("k", 'a')}, nullptr}, std::nullopt);
   ASSERT_FALSE(o.client.ok());
   EXPECT_EQ(o.client.error().kind, AuthFailure::kRequired);
   ASSERT_FALSE(o.server.ok());
@@ -67,29 +67,29 @@ TEST(Auth, NoKeyAgainstAKeyedServerIsAuthRequired) {
 }
 
 TEST(Auth, AKeyedClientWillNotTalkToAnUnkeyedServer) {
-  auto o = handshake({}, key("c", 'a'));
+  auto o = handshake(ServerKeys{}, key("c", 'a'));
   ASSERT_FALSE(o.client.ok());
   EXPECT_EQ(o.client.error().kind, AuthFailure::kServerUnkeyed);
   EXPECT_TRUE(o.server.ok());  // the server's part was the greeting; the session then ends
 }
 
 TEST(Auth, WithoutKeysOnEitherSideTheGreetingIsAll) {
-  auto o = handshake({}, std::nullopt);
+  auto o = handshake(ServerKeys{}, std::nullopt);
   EXPECT_TRUE(o.client.ok());
   ASSERT_TRUE(o.server.ok());
-  EXPECT_EQ(*o.server, -1);
+  EXPECT_EQ(o.server->raw_key, -1);
 }
 
 TEST(Auth, TwoServerKeysRollAndTheServerSaysWhichOneMatched) {
-  const std::vector<Psk> keys = {key("old", 'a'), key("new", 'b')};
+  const ServerKeys keys{{key("old", 'a'), key("new", 'b')}, nullptr};
   auto old_client = handshake(keys, key("c", 'a'));
   ASSERT_TRUE(old_client.client.ok());
   ASSERT_TRUE(old_client.server.ok());
-  EXPECT_EQ(*old_client.server, 0);
+  EXPECT_EQ(old_client.server->raw_key, 0);
   auto new_client = handshake(keys, key("c", 'b'));
   ASSERT_TRUE(new_client.client.ok());
   ASSERT_TRUE(new_client.server.ok());
-  EXPECT_EQ(*new_client.server, 1);
+  EXPECT_EQ(new_client.server->raw_key, 1);
   auto neither = handshake(keys, key("c", 'c'));
   EXPECT_EQ(neither.client.error().kind, AuthFailure::kFailed);
 }
@@ -108,10 +108,9 @@ TEST(Auth, ProofsAreBoundToDirectionNoncesAndKey) {
 
 // Drives the server by hand: reads its greeting's nonce, then sends AUTH_FOR(ns).
 template <typename F>
-std::pair<Result<int, AuthError>, nlohmann::json> by_hand(const std::vector<Psk>& keys,
-                                                          F auth_for) {
+std::pair<Result<Admitted, AuthError>, nlohmann::json> by_hand(const ServerKeys& keys, F auth_for) {
   auto [s, c] = socket_pair();
-  auto server = std::async(std::launch::async, [&, fd = std::move(s)] {
+  auto server = std::async(std::launch::async, [&, fd = std::move(s)]() mutable {
     return greet_client(fd, keys, deadline_in(2s));
   });
   auto greeting = recv_frame(c, deadline_in(2s));
@@ -121,7 +120,7 @@ std::pair<Result<int, AuthError>, nlohmann::json> by_hand(const std::vector<Psk>
     EXPECT_TRUE(send_frame(c, sent, deadline_in(2s)).ok());
   }
   auto reply = recv_frame(c, deadline_in(2s));
-  c = Fd();
+  c = Channel();
   return {server.get(), reply.ok() ? *reply : nlohmann::json()};
 }
 
@@ -140,14 +139,14 @@ Nonce unhex(const std::string& s) {
 }
 
 TEST(Auth, ARecordedProofDoesNotOpenASecondConnection) {
-  const std::vector<Psk> keys = {key("k", 'a')};
+  const ServerKeys keys{{key("k", 'a')}, nullptr};
   nlohmann::json recorded;
   auto first = by_hand(keys, [&](const std::string& ns) {
     const Nonce nc = fresh_nonce();
     recorded = {{"type", "auth"},
                 {"version", kVersion},
                 {"nonce", hex(nc)},
-                {"proof", hex(auth_proof(keys[0].key, Side::kClient, unhex(ns), nc))}};
+                {"proof", hex(auth_proof(keys.raw[0].key, Side::kClient, unhex(ns), nc))}};
     return recorded;
   });
   ASSERT_TRUE(first.first.ok());
@@ -160,30 +159,31 @@ TEST(Auth, ARecordedProofDoesNotOpenASecondConnection) {
 }
 
 TEST(Auth, TheServersOwnNonceOrProofSentBackIsRefused) {
-  const std::vector<Psk> keys = {key("k", 'a')};
+  const ServerKeys keys{{key("k", 'a')}, nullptr};
   auto echo = by_hand(keys, [&](const std::string& ns) {
     return nlohmann::json{
         {"type", "auth"},
         {"version", kVersion},
         {"nonce", ns},
-        {"proof", hex(auth_proof(keys[0].key, Side::kClient, unhex(ns), unhex(ns)))}};
+        {"proof", hex(auth_proof(keys.raw[0].key, Side::kClient, unhex(ns), unhex(ns)))}};
   });
   ASSERT_FALSE(echo.first.ok());
   EXPECT_EQ(echo.first.error().kind, AuthFailure::kProtocol);
   // A server-direction proof is no client proof.
   auto reflected = by_hand(keys, [&](const std::string& ns) {
     const Nonce nc = fresh_nonce();
-    return nlohmann::json{{"type", "auth"},
-                          {"version", kVersion},
-                          {"nonce", hex(nc)},
-                          {"proof", hex(auth_proof(keys[0].key, Side::kServer, unhex(ns), nc))}};
+    return nlohmann::json{
+        {"type", "auth"},
+        {"version", kVersion},
+        {"nonce", hex(nc)},
+        {"proof", hex(auth_proof(keys.raw[0].key, Side::kServer, unhex(ns), nc))}};
   });
   ASSERT_FALSE(reflected.first.ok());
   EXPECT_EQ(reflected.first.error().kind, AuthFailure::kFailed);
 }
 
 TEST(Auth, GarbageTruncatedAndOldClientsAreRefusedCleanly) {
-  const std::vector<Psk> keys = {key("k", 'a')};
+  const ServerKeys keys{{key("k", 'a')}, nullptr};
   for (const nlohmann::json& bad : {
            nlohmann::json{{"type", "auth"}, {"version", kVersion}},
            nlohmann::json{{"type", "auth"}, {"version", kVersion}, {"nonce", "zz"}, {"proof", 7}},
@@ -216,13 +216,13 @@ TEST(Auth, GarbageTruncatedAndOldClientsAreRefusedCleanly) {
   // Truncated: a frame header promising more than comes, then the client leaves.
   {
     auto [s, c] = socket_pair();
-    auto server = std::async(std::launch::async, [&, fd = std::move(s)] {
+    auto server = std::async(std::launch::async, [&, fd = std::move(s)]() mutable {
       return greet_client(fd, keys, deadline_in(2s));
     });
     ASSERT_TRUE(recv_frame(c, deadline_in(2s)).ok());
     const char partial[] = {0, 0, 0, 100, '{', '"'};
-    ASSERT_EQ(::send(c.get(), partial, sizeof partial, MSG_NOSIGNAL), 6);
-    c = Fd();
+    ASSERT_EQ(::send(c.fd().get(), partial, sizeof partial, MSG_NOSIGNAL), 6);
+    c = Channel();
     auto r = server.get();
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().kind, AuthFailure::kProtocol);
@@ -239,7 +239,7 @@ Result<Unit, AuthError> client_against(const std::vector<nlohmann::json>& server
       if (&f != &server_frames.back()) (void)recv_frame(fd, deadline_in(2s));
     }
   });
-  auto r = meet_server(c, k, deadline_in(2s));
+  auto r = meet_server(c, k, "server", deadline_in(2s));
   server.get();
   return r;
 }
@@ -272,21 +272,22 @@ TEST(Auth, TheClientChecksTheServersProofAndGreeting) {
   // another service; silence is another service or a pre-v2 rdmacheck.
   {
     auto [s, c] = socket_pair();
-    s = Fd();  // closes at once
-    const auto closed = meet_server(c, std::nullopt, deadline_in(2s));
+    s = Channel();  // closes at once
+    const auto closed = meet_server(c, std::nullopt, "server", deadline_in(2s));
     ASSERT_FALSE(closed.ok());
     EXPECT_EQ(closed.error().kind, AuthFailure::kForeign);
   }
   {
     auto [s, c] = socket_pair();
     const std::string banner = "SSH-2.0-OpenSSH_9.2p1\r\n";
-    ASSERT_EQ(::send(s.get(), banner.data(), banner.size(), MSG_NOSIGNAL),
+    ASSERT_EQ(::send(s.fd().get(), banner.data(), banner.size(), MSG_NOSIGNAL),
               static_cast<ssize_t>(banner.size()));
-    EXPECT_EQ(meet_server(c, std::nullopt, deadline_in(2s)).error().kind, AuthFailure::kForeign);
+    EXPECT_EQ(meet_server(c, std::nullopt, "server", deadline_in(2s)).error().kind,
+              AuthFailure::kForeign);
   }
   {
     auto [s, c] = socket_pair();  // s stays open and says nothing
-    const auto silent = meet_server(c, std::nullopt, deadline_in(200ms));
+    const auto silent = meet_server(c, std::nullopt, "server", deadline_in(200ms));
     ASSERT_FALSE(silent.ok());
     EXPECT_EQ(silent.error().kind, AuthFailure::kSilent);
     EXPECT_NE(silent.error().error.message().find("no greeting"), std::string::npos);

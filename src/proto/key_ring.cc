@@ -2,14 +2,19 @@
 
 #include <fcntl.h>
 #include <fmt/core.h>
+#include <openssl/rand.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <bitset>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
+#include "base/atomic_file.h"
 #include "base/fd.h"
 
 namespace rdmacheck::proto {
@@ -138,6 +143,23 @@ Result<KeyRing> KeyRing::load(const std::string& file) {
   return parse(text, file);
 }
 
+Result<KeyRing> KeyRing::load_all(const std::vector<std::string>& files) {
+  KeyRing all;
+  for (const auto& f : files) {
+    auto one = load(f);
+    if (!one) return one.error();
+    for (auto& [identity, key] : one->keys_) {
+      if (!all.keys_.emplace(identity, std::move(key)).second) {
+        return plain_error(
+            "key ring",
+            fmt::format("identity '{}' is in {} and in an earlier key ring", identity, f));
+      }
+    }
+  }
+  if (all.keys_.empty()) return plain_error("key ring", "no key ring given");
+  return all;
+}
+
 std::optional<std::string> KeyRing::find(const std::string& identity) const {
   auto it = keys_.find(identity);
   if (it == keys_.end()) return std::nullopt;
@@ -147,6 +169,67 @@ std::optional<std::string> KeyRing::find(const std::string& identity) const {
 std::optional<std::pair<std::string, std::string>> KeyRing::only() const {
   if (keys_.size() != 1) return std::nullopt;
   return *keys_.begin();
+}
+
+KeyRingFiles::KeyRingFiles(std::vector<std::string> files, KeyRing ring)
+    : files_(std::move(files)), ring_(std::make_shared<const KeyRing>(std::move(ring))) {}
+
+Result<std::shared_ptr<KeyRingFiles>> KeyRingFiles::load(std::vector<std::string> files) {
+  auto ring = KeyRing::load_all(files);
+  if (!ring) return ring.error();
+  return std::shared_ptr<KeyRingFiles>(new KeyRingFiles(std::move(files), std::move(*ring)));
+}
+
+Result<size_t> KeyRingFiles::reload() {
+  auto ring = KeyRing::load_all(files_);
+  if (!ring) return ring.error();
+  const size_t n = ring->size();
+  auto fresh = std::make_shared<const KeyRing>(std::move(*ring));
+  std::lock_guard<std::mutex> lock(mu_);
+  ring_ = std::move(fresh);
+  return n;
+}
+
+std::shared_ptr<const KeyRing> KeyRingFiles::current() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ring_;
+}
+
+std::string fresh_key() {
+  std::string key(kMinRingKeyBytes, '\0');
+  // RAND_bytes fails only when the system has no entropy to seed from.
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(key.data()), static_cast<int>(key.size())) != 1) {
+    std::abort();
+  }
+  return key;
+}
+
+Result<std::string> add_to_ring(const std::string& ring, const std::string& identity) {
+  if (!valid_identity(identity)) {
+    return plain_error("keygen", fmt::format("'{}' is not a host name, an address or user@host "
+                                             "(letters, digits, . - _ @ :, at most {})",
+                                             identity.substr(0, 40), kMaxIdentityLength));
+  }
+  std::string text;
+  struct stat st {};
+  if (::stat(ring.c_str(), &st) == 0) {
+    auto old = KeyRing::load(ring);
+    if (!old) return old.error();
+    if (old->find(identity)) {
+      return plain_error("keygen", fmt::format("{} already holds identity '{}': delete its line "
+                                               "first to give it a new key",
+                                               ring, identity));
+    }
+    std::ifstream in(ring, std::ios::binary);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!text.empty() && text.back() != '\n') text += '\n';
+  } else if (errno != ENOENT) {
+    return errno_error("stat", ring);
+  }
+  std::string key = fresh_key();
+  const std::string line = ring_line(identity, key);
+  if (auto s = write_secret_atomically(ring, text + line); !s) return s.error();
+  return line;
 }
 
 std::string ring_line(const std::string& identity, const std::string& key) {

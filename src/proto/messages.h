@@ -18,7 +18,7 @@ namespace rdmacheck::proto {
 // 2: the server speaks first (proto/auth.h: greeting, pre-shared key proof).
 // 3: sizes carry their unit in the key (facts' active_mtu_bytes, netdev_mtu_bytes,
 //    path_mtu_bytes; the hello's path_mtu_bytes), as every printed document does.
-constexpr int kVersion = 3;
+constexpr int kVersion = 4;  // 4: TLS 1.3 with key rings ("tls-psk")
 constexpr uint16_t kDefaultPort =
     4792;  // next to RoCE's UDP 4791; not perftest's 18515 nor rping's 7174
 constexpr uint32_t kMaxMessageSize = 64u << 20;  // largest test message a client may ask for

@@ -60,10 +60,21 @@ std::optional<std::string> admission_line(const ServerOptions& o) {
   std::string allow;
   for (const auto& c : o.allow) allow += (allow.empty() ? "" : ", ") + c.text;
   const std::string from = o.allow.empty() ? "any address" : allow;
+  if (o.rings) {
+    std::string files;
+    for (const auto& f : o.rings->files()) files += (files.empty() ? "" : ", ") + f;
+    return fmt::format(
+        "rdmacheck serve: clients from {} must prove their identity's key in {} ({} identities; "
+        "TLS 1.3; SIGHUP re-reads)",
+        from, files, o.rings->current()->size());
+  }
   if (!o.keys.empty()) {
     std::string files;
     for (const auto& k : o.keys) files += (files.empty() ? "" : ", ") + k.file;
-    return fmt::format("rdmacheck serve: clients from {} must prove the key in {}", from, files);
+    return fmt::format(
+        "rdmacheck serve: clients from {} must prove the key in {} (a raw key: frames after the "
+        "proof travel in clear; a key ring from `rdmacheck keygen` gives TLS 1.3)",
+        from, files);
   }
   if (!o.allow.empty()) {
     return fmt::format(
@@ -100,6 +111,9 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
   if (!admission) {
     return cannot_start(plain_error("refusing to serve anyone without a key",
                                     "give --psk-file FILE, --allow CIDR, or --insecure"));
+  }
+  if (o.rings && !o.keys.empty()) {
+    return cannot_start(plain_error("key files", "key rings and raw keys cannot be mixed"));
   }
   if (o.keys.size() > proto::kMaxServerKeys) {
     return cannot_start(plain_error(fmt::format("at most {} --psk-file", proto::kMaxServerKeys),
@@ -157,6 +171,15 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
   while (!stop.load() &&
          (exit_after == 0 || ended + static_cast<int>(running.size()) < exit_after)) {
     reap();
+    if (o.reload != nullptr && o.reload->exchange(false)) {
+      if (!o.rings) {
+        log.line("rdmacheck serve: SIGHUP: no key ring to re-read");
+      } else if (auto n = o.rings->reload(); n) {
+        log.line(fmt::format("rdmacheck serve: SIGHUP: key ring re-read, {} identities", *n));
+      } else {
+        log.line("rdmacheck serve: SIGHUP: " + n.error().message() + "; the old key ring stays");
+      }
+    }
     std::string peer;
     auto conn = tcp_accept(*listener, deadline_in(std::chrono::milliseconds(200)), &peer);
     if (!conn) {
@@ -196,17 +219,19 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
     auto ok = std::make_shared<std::atomic<bool>>(false);
     const int id = next_id++;
     running.push_back(Running{
-        std::thread([id, done, ok, peer, &o, &log, &sockets, &shared, cm, fd = std::move(*conn),
+        std::thread([id, done, ok, peer, &o, &log, &sockets, &shared, cm,
+                     channel = Channel(std::move(*conn)),
                      ticket = std::move(std::get<Admission::Ticket>(entry))]() mutable {
           SessionEnd end;
-          sockets.add(fd.get());
+          const int fd = channel.fd().get();
+          sockets.add(fd);
           try {
-            end = session(id, fd, peer, o, cm, ticket, shared, log);
+            end = session(id, channel, peer, o, cm, ticket, shared, log);
           } catch (const std::exception& e) {
             end.line = fmt::format("session {} {} end: internal error: {}", id, peer, e.what());
           }
-          sockets.remove(fd.get());
-          fd = Fd();
+          sockets.remove(fd);
+          channel = Channel();
           {
             // The slot and the budget are free before the line says the session ended.
             Admission::Ticket gone(std::move(ticket));

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "base/deadline.h"
@@ -16,6 +17,7 @@
 #include "conn/traffic_cap.h"
 #include "net/ip_match.h"
 #include "proto/auth.h"
+#include "proto/key_ring.h"
 #include "proto/messages.h"
 #include "serve/admission.h"
 #include "sysfs/fs_root.h"
@@ -38,8 +40,13 @@ struct ServerOptions {
   verbs::RcTiming timing;
   // Who may use this server. Without keys it starts only with an allow-list
   // or when told it may run open to all (insecure).
-  std::vector<proto::Psk> keys;  // at most kMaxServerKeys (rolling)
-  std::vector<Cidr> allow;       // empty: every address
+  // Key rings (TLS 1.3, one key per client identity), or raw keys (the
+  // clear challenge-response; at most kMaxServerKeys, for rolling), not both.
+  std::shared_ptr<proto::KeyRingFiles> rings;
+  std::vector<proto::Psk> keys;
+  // Set (by SIGHUP) to have the rings re-read; looked at every 200 ms.
+  std::atomic<bool>* reload = nullptr;
+  std::vector<Cidr> allow;  // empty: every address
   bool insecure = false;
   bool share_doctor = true;  // answer doctor requests (hostname, GIDs, firewall rules)
   // Told once: the port it listens on (tcp_port 0 = the kernel's pick), or

@@ -90,33 +90,34 @@ class ServerTest : public ::testing::Test {
     return c;
   }
   // The server's first frame to C: its greeting's type, or its refusal's text.
-  static std::string first_reply(Fd c) {
+  template <typename Conn>  // Fd or Channel
+  static std::string first_reply(const Conn& c) {
     auto r = recv_frame(c, deadline_in(5s));
     if (!r) return r.error().message();
     return proto::message_type(*r) == "error" ? proto::error_text(*r) : proto::message_type(*r);
   }
   // A session that stays: a TCP echo the client never ends. Invalid when refused.
-  Fd echo_session(const char* source) {
-    Fd c = connect_from(source);
-    if (!proto::meet_server(c, std::nullopt, deadline_in(2s)).ok()) return Fd();
+  Channel echo_session(const char* source) {
+    Channel c{connect_from(source)};
+    if (!proto::meet_server(c, std::nullopt, "", deadline_in(2s)).ok()) return Channel();
     const nlohmann::json echo = {{"type", "tcp-echo"}, {"version", proto::kVersion}};
-    if (!send_frame(c, echo, deadline_in(2s)).ok()) return Fd();
+    if (!send_frame(c, echo, deadline_in(2s)).ok()) return Channel();
     auto r = recv_frame(c, deadline_in(5s));
-    if (!r || proto::message_type(*r) != "tcp-echo") return Fd();
+    if (!r || proto::message_type(*r) != "tcp-echo") return Channel();
     return c;
   }
   // What the server answers a first request from SOURCE (past the greeting).
   std::string first_request_reply(const char* source) {
-    Fd c = connect_from(source);
-    EXPECT_TRUE(proto::meet_server(c, std::nullopt, deadline_in(2s)).ok());
+    Channel c{connect_from(source)};
+    EXPECT_TRUE(proto::meet_server(c, std::nullopt, "", deadline_in(2s)).ok());
     const nlohmann::json echo = {{"type", "tcp-echo"}, {"version", proto::kVersion}};
     EXPECT_TRUE(send_frame(c, echo, deadline_in(2s)).ok());
-    return first_reply(std::move(c));
+    return first_reply(c);
   }
   // A well-formed hello the server must refuse for its version.
   std::string ask_with_bad_version(const char* source = "127.0.0.1") {
-    Fd c = connect_from(source);
-    EXPECT_TRUE(proto::meet_server(c, std::nullopt, deadline_in(2s)).ok());
+    Channel c{connect_from(source)};
+    EXPECT_TRUE(proto::meet_server(c, std::nullopt, "", deadline_in(2s)).ok());
     nlohmann::json hello = {{"type", "hello"}, {"version", 99}};
     EXPECT_TRUE(send_frame(c, hello, deadline_in(2s)).ok());
     auto r = recv_frame(c, deadline_in(2s));
@@ -214,15 +215,15 @@ TEST_F(ServerTest, SessionsAreCappedPerAddressAndInTotal) {
   o_.limits.sessions = 2;
   o_.limits.sessions_per_source = 1;
   start(2);
-  Fd a = echo_session("127.0.0.1");
+  Channel a = echo_session("127.0.0.1");
   ASSERT_TRUE(a.valid());
   EXPECT_EQ(first_request_reply("127.0.0.1"),
             "server busy: 1 sessions from 127.0.0.1 already running");
-  Fd b = echo_session("127.0.0.2");
+  Channel b = echo_session("127.0.0.2");
   ASSERT_TRUE(b.valid());
   EXPECT_EQ(first_request_reply("127.0.0.3"), "server busy: 2 sessions already running");
   // A session's slot is free the moment it ends, not at the next accept.
-  a = Fd();
+  a = Channel();
   ASSERT_TRUE(await_log("session 1 127.0.0.1")) << log_text();
   EXPECT_TRUE(echo_session("127.0.0.3").valid()) << log_text();
 }
@@ -237,10 +238,10 @@ TEST_F(ServerTest, ABufferOverThePinnedBudgetIsRefusedBeforeAnythingIsPinned) {
   nlohmann::json hello = nlohmann::json::parse(frame.substr(4));
   hello["test"]["max_size"] = 600 << 10;  // two halves of 600 KiB: over 1 MiB
   ASSERT_TRUE(proto::parse_hello(hello).ok());
-  Fd c = connect_from("127.0.0.1");
-  ASSERT_TRUE(proto::meet_server(c, std::nullopt, deadline_in(2s)).ok());
+  Channel c{connect_from("127.0.0.1")};
+  ASSERT_TRUE(proto::meet_server(c, std::nullopt, "", deadline_in(2s)).ok());
   ASSERT_TRUE(send_frame(c, hello, deadline_in(2s)).ok());
-  const std::string why = first_reply(std::move(c));
+  const std::string why = first_reply(c);
   EXPECT_NE(why.find("refused: a buffer of 1200 KiB is over this server's whole pinned-memory "
                      "budget (1024 KiB, serve --max-pinned); use a smaller -s"),
             std::string::npos)

@@ -64,7 +64,7 @@ struct SessionOutcome {
 // third host. InfiniBand GIDs are not IP addresses and are not checked
 // (docs/serve.md: "No reflection").
 std::optional<std::string> reflected(const Endpoint& ep, const proto::Hello& hello,
-                                     const Fd& sock) {
+                                     const Channel& sock) {
   if (ep.port_attr.link_layer != IBV_LINK_LAYER_ETHERNET) return std::nullopt;
   const std::string peer = peer_address(sock);
   const auto ip = parse_ip(peer);
@@ -77,9 +77,9 @@ std::optional<std::string> reflected(const Endpoint& ep, const proto::Hello& hel
 
 // Our RC timing: the ACK timeout the client asked for (-u), else one that
 // follows the round trip of the control connection SOCK, as the client's does.
-verbs::RcTiming session_timing(const Fd& sock, ibv_context* dev, const proto::Hello& hello,
+verbs::RcTiming session_timing(const Channel& sock, ibv_context* dev, const proto::Hello& hello,
                                const ServerOptions& o) {
-  verbs::RcTiming t = conn::rc_timing_for(sock, dev, o.timing);
+  verbs::RcTiming t = conn::rc_timing_for(sock.fd(), dev, o.timing);
   if (hello.test.ack_timeout != 0) t.timeout = hello.test.ack_timeout;
   return t;
 }
@@ -87,8 +87,8 @@ verbs::RcTiming session_timing(const Fd& sock, ibv_context* dev, const proto::He
 // The session's endpoint over the TCP exchange, once opened (EP): QP up to
 // RTS (path MTU capped by the client's -m), receives posted. Our echoes are
 // RC requests too.
-Status connect_oob(Endpoint& ep, const proto::Hello& hello, const ServerOptions& o, const Fd& sock,
-                   proto::Welcome& welcome) {
+Status connect_oob(Endpoint& ep, const proto::Hello& hello, const ServerOptions& o,
+                   const Channel& sock, proto::Welcome& welcome) {
   if (auto s = connect_qp(ep, hello.qp,
                           conn::path_mtu_limit(hello.facts.active_mtu, hello.test.path_mtu),
                           session_timing(sock, ep.verbs, hello, o), welcome.timeline);
@@ -104,10 +104,10 @@ Status connect_oob(Endpoint& ep, const proto::Hello& hello, const ServerOptions&
 // --cm: waits for the client's connect request (matched by token), builds the
 // endpoint on its device, posts receives and accepts.
 Result<Endpoint> setup_cm(CmAcceptor& acceptor, uint64_t token, const EndpointOptions& eo,
-                          const proto::Hello& hello, const ServerOptions& o, const Fd& sock,
+                          const proto::Hello& hello, const ServerOptions& o, const Channel& sock,
                           Deadline end, std::vector<proto::Step>& timeline) {
   const Deadline d = std::min(end, deadline_in(std::chrono::seconds(15)));
-  auto id = acceptor.wait(token, d, sock.get());
+  auto id = acceptor.wait(token, d, sock.fd().get());
   if (!id) return id.error();
   timeline.push_back(proto::Step{"CONNECT_REQUEST", 0, true, ""});
   auto ep = accept_cm_endpoint(eo, std::move(*id), timeline);
@@ -121,7 +121,7 @@ Result<Endpoint> setup_cm(CmAcceptor& acceptor, uint64_t token, const EndpointOp
 }
 
 // After a failed setup the client still reports; wait for its done (briefly).
-void await_done(const Fd& sock, SessionOutcome& out) {
+void await_done(const Channel& sock, SessionOutcome& out) {
   auto frame = recv_frame(sock, deadline_in(std::chrono::seconds(10)));
   if (frame && proto::parse_done(*frame)) return;
   if (!frame) out.outcome += "; client went away: " + frame.error().message();
@@ -134,7 +134,7 @@ std::string no_rdma_refusal(const Finding& f) {
   return fmt::format("this server has no usable RDMA device: {} (fix there: {})", f.summary, f.fix);
 }
 
-void answer_doctor_request(DoctorCache& doctor, const Fd& sock, SessionOutcome& out) {
+void answer_doctor_request(DoctorCache& doctor, const Channel& sock, SessionOutcome& out) {
   const auto [frame, count] = doctor.report();
   out.test = "doctor";
   out.outcome = fmt::format("sent {} findings", count);
@@ -183,7 +183,7 @@ std::optional<std::string> refusal(const proto::Hello& hello, const ServerOption
 
 // The session's endpoint: this server's device choice, the client's test.
 conn::EndpointOptions endpoint_options(const proto::Hello& hello, const ServerOptions& o,
-                                       const Fd& sock) {
+                                       const Channel& sock) {
   conn::EndpointOptions eo;
   eo.fs = o.fs;
   eo.dev = o.dev;
@@ -228,7 +228,7 @@ void explain_failure(const Result<conn::Endpoint>& ep, proto::Bye& bye) {
 }
 
 // A hello's test, from the endpoint to the bye.
-void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
+void run_test(const proto::Hello& hello, const Channel& sock, const ServerOptions& o,
               CmAcceptor* acceptor, Admission::Ticket& ticket, Shared& shared, Deadline end,
               SessionOutcome& out) {
   conn::TrafficPool& pool = shared.traffic;
@@ -323,7 +323,7 @@ void run_test(const proto::Hello& hello, const Fd& sock, const ServerOptions& o,
 }
 
 // A test's hello: refused with the reason, or run.
-void answer_hello(const nlohmann::json& frame, int id, const Fd& sock, const std::string& peer,
+void answer_hello(const nlohmann::json& frame, int id, const Channel& sock, const std::string& peer,
                   const ServerOptions& o, CmAcceptor* acceptor, Admission::Ticket& ticket,
                   Shared& shared, Log& log, Deadline end, SessionOutcome& out) {
   auto hello = proto::parse_hello(frame);
@@ -348,11 +348,11 @@ void answer_hello(const nlohmann::json& frame, int id, const Fd& sock, const std
 
 // One client: its first frame decides what it gets (a doctor report or a test).
 // Returns the session's end line, which the caller logs once the slot is free.
-SessionEnd session(int id, const Fd& sock, const std::string& peer, const ServerOptions& o,
+SessionEnd session(int id, Channel& sock, const std::string& peer, const ServerOptions& o,
                    CmAcceptor* acceptor, Admission::Ticket& ticket, Shared& shared, Log& log) {
   const auto start = Clock::now();
   const Deadline end = start + o.session_timeout;
-  std::string with_key;  // which of the keys the client proved: for rolling them
+  std::string with_key;  // which key or identity the client proved, and TLS: for the log
   auto end_line = [&](const SessionOutcome& out) {
     return SessionEnd{
         fmt::format("session {} {} end: {} ({} received, {} replied, {:.0f} ms){}{}", id, peer,
@@ -364,12 +364,12 @@ SessionEnd session(int id, const Fd& sock, const std::string& peer, const Server
   // Nothing of the client's is read, and no verbs object made, before it has
   // proven a key (when this server has any).
   const Deadline handshake = std::min(end, deadline_in(o.handshake_timeout));
-  auto key = proto::greet_client(sock, o.keys, handshake);
+  auto key = proto::greet_client(sock, {o.keys, o.rings ? o.rings->current() : nullptr}, handshake);
   if (!key) {
     out.outcome = fmt::format("{}: {}", name_of(key.error().kind), key.error().error.message());
     return end_line(out);
   }
-  if (*key >= 0) with_key = " [key " + o.keys[static_cast<size_t>(*key)].file + "]";
+  if (!key->log_name.empty()) with_key = " [" + key->log_name + "]";
   // The client opens its device between the proof and its hello: a deadline of its own.
   auto frame = recv_frame(sock, std::min(end, deadline_in(o.handshake_timeout)));
   if (!frame) {

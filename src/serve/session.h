@@ -14,6 +14,7 @@
 
 #include "base/deadline.h"
 #include "base/fd.h"
+#include "net/channel.h"
 #include "conn/traffic_cap.h"
 #include "findings/finding.h"
 #include "serve/admission.h"
@@ -54,10 +55,10 @@ struct Shared {
   std::optional<Finding> no_rdma;
 };
 
-// One client on SOCK (PEER: its "addr:port" for the log): its first frame
+// One client on SOCK, in clear until the greeting (PEER: its "addr:port" for the log): its first frame
 // decides what it gets. ACCEPTOR: the rdma_cm listener, or nullptr. Returns
 // the session's end line, which the caller logs once the slot is free.
-SessionEnd session(int id, const Fd& sock, const std::string& peer, const ServerOptions& o,
+SessionEnd session(int id, Channel& sock, const std::string& peer, const ServerOptions& o,
                    CmAcceptor* acceptor, Admission::Ticket& ticket, Shared& shared, Log& log);
 
 }  // namespace rdmacheck::serve

@@ -69,7 +69,8 @@ class ForeignListener {
   }
   void loop() {
     while (wait(sock_.get())) {
-      Fd c(::accept(sock_.get(), nullptr, nullptr));
+      Channel ch(Fd(::accept(sock_.get(), nullptr, nullptr)));
+      const Fd& c = ch.fd();
       if (!c.valid()) continue;
       const int n = ++accepted_;
       if (manner_ == Manner::kCloseAtOnce) continue;
@@ -86,11 +87,12 @@ class ForeignListener {
         continue;
       }
       if (manner_ == Manner::kResetOnce) {
-        (void)proto::greet_client(c, {proto::Psk{"reset-once", kResetOnceKey}},
+        (void)proto::greet_client(ch,
+                                  proto::ServerKeys{{proto::Psk{"reset-once", kResetOnceKey}}, {}},
                                   deadline_in(std::chrono::seconds(5)));
       }
       if (manner_ == Manner::kSilentOnce && n > 1) {
-        (void)proto::greet_client(c, {}, deadline_in(std::chrono::seconds(5)));
+        (void)proto::greet_client(ch, {}, deadline_in(std::chrono::seconds(5)));
       }
       if (manner_ == Manner::kBanner) {
         const std::string banner = "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n";

@@ -65,7 +65,7 @@ kill -9 "$victim"; wait "$victim" 2>/dev/null
 echo "killed: after $(started) started"
 
 # A wrong key, and a hello that aims the server's QP at another host.
-(umask 077; head -c 32 /dev/urandom > /tmp/wrong.psk)
+rdmacheck keygen lab -o /tmp/wrong.psk  # the lab identity, another key
 rdmacheck ping "$server" -n 1 --no-ladder --psk-file /tmp/wrong.psk --json > /tmp/wrong.json
 echo "wrong-key: $(jq -r '[.findings[].id] | join(",")' /tmp/wrong.json)"
 rdmacheck ping "$server" -n 1 --no-ladder --forge-gid "$victim_gid" --json > /tmp/forged.json

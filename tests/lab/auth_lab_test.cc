@@ -1,7 +1,9 @@
-// Who may use a server, on the real stack: the lab's own key opens a session;
-// no key or a wrong one ends in an auth-* finding before the server has made
-// any verbs object; --allow keeps another host out; and a hello that names a
-// third host's GID is refused, so that host receives no RoCE packet.
+// Who may use a server, on the real stack: the lab's own key (a one-line key
+// ring: TLS 1.3) opens a session; no key or a wrong one ends in an auth-*
+// finding before the server has made any verbs object; a ring of two
+// identities serves both until one is removed and the server re-reads it; --allow keeps another
+// host out; and a hello that names a third host's GID is refused, so that host receives no RoCE
+// packet.
 #include <gtest/gtest.h>
 
 #include "lab/lab_harness.h"
@@ -11,6 +13,27 @@ namespace {
 
 const char* kWaitForH2Run3 = "while [ ! -e /run/lab/h2/rc.3 ]; do sleep 0.1; done; ";
 
+// h1: a second server on a ring of two identities (made by keygen), which
+// drops "other" from the ring and re-reads it (SIGHUP) once h2 has used both.
+// Each step waits for the other host's marker file, never for a time.
+const char* kRingServer =
+    "h1:umask 077; cd /run/lab/h1 && rdmacheck keygen h2 --ring ring -o h2.key && "
+    "rdmacheck keygen other --ring ring -o other.key && "
+    "{ rdmacheck serve --psk-file ring --port 18800 > ring-serve.log 2>&1 & echo $! > pid; } && "
+    "until grep -q 'listening on' ring-serve.log; do sleep 0.1; done && touch ready && "
+    "until [ -e /run/lab/h2/used-both ]; do sleep 0.1; done && "
+    "grep -v '^other ' ring > ring.new && cat ring.new > ring && kill -HUP $(cat pid) && "
+    "until grep -q 'SIGHUP: key ring re-read, 1 identities' ring-serve.log; do sleep 0.1; done && "
+    "touch revoked && until [ -e /run/lab/h2/done ]; do sleep 0.1; done; cat ring-serve.log";
+// h2: each identity's ping, then after the revocation both again, as a JSON array.
+const char* kRingClients =
+    "h2:K=/run/lab/h1; until [ -e $K/ready ]; do sleep 0.1; done; umask 077; "
+    "cp $K/h2.key $K/other.key /tmp/; P='rdmacheck ping h1 -p 18800 -n 2 --no-ladder --json'; "
+    "$P --psk-file /tmp/h2.key > /tmp/r1; $P --psk-file /tmp/other.key > /tmp/r2; "
+    "touch /run/lab/h2/used-both; until [ -e $K/revoked ]; do sleep 0.1; done; "
+    "$P --psk-file /tmp/other.key > /tmp/r3; $P --psk-file /tmp/h2.key > /tmp/r4; "
+    "touch /run/lab/h2/done; jq -s . /tmp/r1 /tmp/r2 /tmp/r3 /tmp/r4";
+
 TEST(AuthLab, TheKeyOpensASessionNoKeyOrAWrongKeyNeverReachesVerbs) {
   const auto r = run_lab({
       "--run",
@@ -18,13 +41,18 @@ TEST(AuthLab, TheKeyOpensASessionNoKeyOrAWrongKeyNeverReachesVerbs) {
       "--run",
       "h2:env -u RDMACHECK_PSK_FILE rdmacheck ping h1 --json",
       "--run",
-      "h2:umask 077; head -c 32 /dev/urandom > /tmp/wrong.psk; "
+      // The lab's identity with another key (as a stale copy of a rotated key is).
+      "h2:rdmacheck keygen lab -o /tmp/wrong.psk; "
       "rdmacheck ping h1 --psk-file /tmp/wrong.psk --json",
       "--run",
       "h2:cat /run/lab/h1/serve.log",
       // Once h2's refused clients are done: which QPs exist on the server.
       "--run",
       std::string("h1:") + kWaitForH2Run3 + "rdmacheck qps --json",
+      "--run",
+      kRingServer,
+      "--run",
+      kRingClients,
   });
   ASSERT_EQ(r.exit, 2) << r.console;  // the refused clients fail, as they should
   const auto& good = run_output(r, "h2", 0);
@@ -43,12 +71,17 @@ TEST(AuthLab, TheKeyOpensASessionNoKeyOrAWrongKeyNeverReachesVerbs) {
   // and 3 have an end line and no start line (the start line comes before
   // the first verbs call of a session).
   const std::string log = run_output(r, "h2", 3).get<std::string>();
-  EXPECT_NE(log.find("must prove the key in /run/lab/lab.psk"), std::string::npos) << log;
+  EXPECT_NE(log.find("must prove their identity's key in /run/lab/lab.psk (1 identities; "
+                     "TLS 1.3"),
+            std::string::npos)
+      << log;
   EXPECT_NE(log.find("session 1 198.18.0.2"), std::string::npos) << log;
+  EXPECT_NE(log.find("[identity lab, TLSv1.3 TLS_AES_128_GCM_SHA256]"), std::string::npos) << log;
   EXPECT_NE(log.find("end: ok"), std::string::npos) << log;
   EXPECT_NE(log.find("session 2 198.18.0.2:"), std::string::npos) << log;
   EXPECT_NE(log.find("end: auth-required"), std::string::npos) << log;
   EXPECT_NE(log.find("end: auth-failed"), std::string::npos) << log;
+  EXPECT_NE(log.find("identity 'lab' is not this server's"), std::string::npos) << log;
   for (const char* s : {"session 2 ", "session 3 "}) {
     const auto line_start = log.find(s);
     const auto line_end = log.find('\n', line_start);
@@ -61,6 +94,22 @@ TEST(AuthLab, TheKeyOpensASessionNoKeyOrAWrongKeyNeverReachesVerbs) {
   for (const auto& q : qps["qps"]) {
     EXPECT_EQ(q["kernel"], true) << qps.dump(2);
   }
+  // The ring: both identities served, then "other" refused after the
+  // re-read while h2 still is; the log names each identity and the refusal.
+  const auto& ring = run_output(r, "h2", 4);
+  ASSERT_TRUE(ring.is_array() && ring.size() == 4) << r.console;
+  for (size_t i : {0u, 1u, 3u}) EXPECT_EQ(ring[i]["ok"], true) << i << ring[i].dump(2);
+  EXPECT_EQ(ring[2]["failed_stage"], "auth") << ring[2].dump(2);
+  EXPECT_EQ(finding_ids(ring[2]["findings"]), std::vector<std::string>{"auth-failed"});
+  const std::string ring_log = run_output(r, "h1", 1).get<std::string>();
+  EXPECT_NE(ring_log.find("(2 identities; TLS 1.3; SIGHUP re-reads)"), std::string::npos)
+      << ring_log;
+  EXPECT_NE(ring_log.find("[identity h2, TLSv1.3"), std::string::npos) << ring_log;
+  EXPECT_NE(ring_log.find("[identity other, TLSv1.3"), std::string::npos) << ring_log;
+  EXPECT_NE(ring_log.find("the client named identity 'other', which this server holds no key "
+                          "for (unknown, or revoked)"),
+            std::string::npos)
+      << ring_log;
 }
 
 TEST(AuthLab, AllowListAndNoReflectionKeepAThirdHostOutOfIt) {
