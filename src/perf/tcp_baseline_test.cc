@@ -1,7 +1,6 @@
 #include "perf/tcp_baseline.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -12,6 +11,7 @@
 #include "net/tcp.h"
 #include "proto/auth.h"
 #include "testing/closed_port.h"
+#include "testing/temp_dir.h"
 
 namespace rdmacheck::perf {
 namespace {
@@ -71,9 +71,7 @@ TEST(TcpBaseline, StreamAndEchoesOverLoopback) {
 // last TLS record and the result comes back inside TLS; both sides count the
 // same bytes, and nothing of the stream is taken for a record.
 TEST(TcpBaseline, StreamAfterTlsCountsEveryByte) {
-  const auto dir =
-      std::filesystem::path(::testing::TempDir()) / ("tls-stream-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const auto dir = test_util::make_temp_dir("tls-stream");
   const std::string key = "0123456789abcdefghijklmnopqrstuv";
   const std::string file = (dir / "client.key").string();
   { std::ofstream(file) << proto::ring_line("client", key); }

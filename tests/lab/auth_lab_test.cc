@@ -15,24 +15,27 @@ const char* kWaitForH2Run3 = "while [ ! -e /run/lab/h2/rc.3 ]; do sleep 0.1; don
 
 // h1: a second server on a ring of two identities (made by keygen), which
 // drops "other" from the ring and re-reads it (SIGHUP) once h2 has used both.
-// Each step waits for the other host's marker file, never for a time.
+// Each step waits for the other host's marker file (ring-*: the lab's own
+// files in $D, such as ready and done, mean something else), never for a
+// time. The client lines cross to h2 through h1's directory and become 0600
+// key files in h2's own /tmp.
 const char* kRingServer =
-    "h1:umask 077; cd /run/lab/h1 && rdmacheck keygen h2 --ring ring -o h2.key && "
-    "rdmacheck keygen other --ring ring -o other.key && "
+    "h1:cd /run/lab/h1 && rdmacheck keygen h2 --ring ring > h2.line && "
+    "rdmacheck keygen other --ring ring > other.line && "
     "{ rdmacheck serve --psk-file ring --port 18800 > ring-serve.log 2>&1 & echo $! > pid; } && "
-    "until grep -q 'listening on' ring-serve.log; do sleep 0.1; done && touch ready && "
-    "until [ -e /run/lab/h2/used-both ]; do sleep 0.1; done && "
+    "until grep -q 'listening on' ring-serve.log; do sleep 0.1; done && touch ring-ready && "
+    "until [ -e /run/lab/h2/ring-used-both ]; do sleep 0.1; done && "
     "grep -v '^other ' ring > ring.new && cat ring.new > ring && kill -HUP $(cat pid) && "
     "until grep -q 'SIGHUP: key ring re-read, 1 identities' ring-serve.log; do sleep 0.1; done && "
-    "touch revoked && until [ -e /run/lab/h2/done ]; do sleep 0.1; done; cat ring-serve.log";
+    "touch ring-revoked && until [ -e /run/lab/h2/ring-done ]; do sleep 0.1; done; cat ring-serve.log";
 // h2: each identity's ping, then after the revocation both again, as a JSON array.
 const char* kRingClients =
-    "h2:K=/run/lab/h1; until [ -e $K/ready ]; do sleep 0.1; done; umask 077; "
-    "cp $K/h2.key $K/other.key /tmp/; P='rdmacheck ping h1 -p 18800 -n 2 --no-ladder --json'; "
+    "h2:K=/run/lab/h1; until [ -e $K/ring-ready ]; do sleep 0.1; done; umask 077; "
+    "cat $K/h2.line > /tmp/h2.key; cat $K/other.line > /tmp/other.key; P='rdmacheck ping h1 -p 18800 -n 2 --no-ladder --json'; "
     "$P --psk-file /tmp/h2.key > /tmp/r1; $P --psk-file /tmp/other.key > /tmp/r2; "
-    "touch /run/lab/h2/used-both; until [ -e $K/revoked ]; do sleep 0.1; done; "
+    "touch /run/lab/h2/ring-used-both; until [ -e $K/ring-revoked ]; do sleep 0.1; done; "
     "$P --psk-file /tmp/other.key > /tmp/r3; $P --psk-file /tmp/h2.key > /tmp/r4; "
-    "touch /run/lab/h2/done; jq -s . /tmp/r1 /tmp/r2 /tmp/r3 /tmp/r4";
+    "touch /run/lab/h2/ring-done; jq -s . /tmp/r1 /tmp/r2 /tmp/r3 /tmp/r4";
 
 TEST(AuthLab, TheKeyOpensASessionNoKeyOrAWrongKeyNeverReachesVerbs) {
   const auto r = run_lab({
