@@ -124,7 +124,9 @@ Result<Admitted, AuthError> accept_tls(Channel& c, const std::shared_ptr<const K
         return tls_auth_error(AuthFailure::kFailed, tls.error());
       case TlsFault::kNotTls: {
         AuthError e = tls_auth_error(AuthFailure::kRequired, tls.error());
-        e.error.context += " (the client did not start TLS: it has no key ring line)";
+        e.error.context +=
+            " (the client did not start TLS: an rdmacheck without a key ring line, or not "
+            "rdmacheck)";
         return e;
       }
       default:
