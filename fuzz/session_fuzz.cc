@@ -28,6 +28,7 @@
 #include "base/deadline.h"
 #include "base/fd.h"
 #include "doctor/check.h"
+#include "net/channel.h"
 #include "serve/session.h"
 
 namespace {
@@ -74,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!world->shared.no_rdma) std::abort();  // the capture must keep verbs out of the session
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return 0;
-  Fd server(sv[0]);
+  Channel server{Fd(sv[0])};
   Fd client(sv[1]);
   if (size > 0 && ::write(client.get(), data, size) != static_cast<ssize_t>(size)) return 0;
   ::shutdown(client.get(), SHUT_WR);
@@ -86,7 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::thread s([&] {
       (void)serve::session(1, server, "192.0.2.7:40000", world->o, nullptr, ticket, world->shared,
                            world->log);
-      ::shutdown(server.get(), SHUT_RDWR);
+      ::shutdown(server.fd().get(), SHUT_RDWR);
     });
     drain(client, deadline_in(std::chrono::seconds(3)));
     client = Fd();
