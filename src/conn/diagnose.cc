@@ -18,8 +18,32 @@ int answered_round_trips(const ConnObservation& o) {
                                                      [](const LadderResult& l) { return l.ok; }));
 }
 
+// A TLS record of the control connection failed its integrity check
+// (net/channel.cc gives it EBADMSG), at whichever step: bytes changed
+// between the two hosts, so no other conclusion about that step holds.
+Finding tampered_finding(const ConnObservation& o) {
+  Finding f = make_finding(FindingId::kSessionTampered, Severity::kFail, Layer::kConnection,
+                           fmt::format("the control connection to {} was changed on the path: "
+                                       "a TLS record failed its integrity check",
+                                       o.host));
+  f.evidence.push_back(o.error);
+  f.fix = fmt::format(
+      "something between the hosts rewrites TCP port {}: a proxy or load balancer "
+      "(connect to the server's own address), a NIC or driver corrupting TCP "
+      "(`ethtool -S` error counters, checksum offload), or an attacker on the path; "
+      "the server's log has the same failure if the change was in this side's records",
+      o.tcp_port);
+  return f;
+}
+
+bool session_tampered(const ConnObservation& o) { return o.errnum == EBADMSG; }
+
 std::vector<Finding> diagnose(const ConnObservation& o) {
   std::vector<Finding> out;
+  if (session_tampered(o)) {
+    out.push_back(tampered_finding(o));
+    return out;
+  }
   switch (o.failed) {
     case Stage::kOptions:
     case Stage::kDone:

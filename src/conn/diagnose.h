@@ -114,6 +114,9 @@ struct ConnObservation {
 };
 
 std::vector<Finding> diagnose(const ConnObservation& o);
+// Whether a TLS record of the control connection failed its integrity check
+// (EBADMSG from net/channel.cc): then diagnose says only that.
+bool session_tampered(const ConnObservation& o);
 // Round trips the path answered before it stopped: pings and ladder sizes.
 int answered_round_trips(const ConnObservation& o);
 

@@ -1,5 +1,7 @@
 #include "net/channel.h"
 
+#include <cerrno>
+
 namespace rdmacheck {
 
 std::string Channel::protection() const {
@@ -9,7 +11,9 @@ std::string Channel::protection() const {
 
 Error tls_error_text(const TlsError& e) {
   Error out = e.error;
-  if (e.fault == TlsFault::kTampered) out.context += " (integrity)";
+  // EBADMSG is the integrity failure as a value a diagnosis can test
+  // (conn/diagnose.cc: session-tampered), whatever step of a session it hit.
+  if (e.fault == TlsFault::kTampered) out.errnum = EBADMSG;
   return out;
 }
 

@@ -1,7 +1,6 @@
 #include "net/tls.h"
 
 #include <arpa/inet.h>
-#include <fmt/core.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -12,6 +11,8 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+
+#include "net/tls_fault.h"
 
 namespace rdmacheck {
 namespace {
@@ -175,63 +176,19 @@ Result<Unit, TlsError> fill(TlsState& st, Deadline d) {
   }
 }
 
-bool is_not_tls(int reason) {
-  switch (reason) {
-    case SSL_R_WRONG_VERSION_NUMBER:
-    case SSL_R_HTTP_REQUEST:
-    case SSL_R_HTTPS_PROXY_REQUEST:
-    case SSL_R_PACKET_LENGTH_TOO_LONG:
-    case SSL_R_UNKNOWN_PROTOCOL:
-    case SSL_R_UNSUPPORTED_PROTOCOL:
-    case SSL_R_WRONG_SSL_VERSION:
-    case SSL_R_RECORD_LENGTH_MISMATCH:
-    case SSL_R_UNEXPECTED_RECORD:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // What a failed OpenSSL call means, from its error queue and what this side saw.
 TlsError classify(TlsState& st, const char* what) {
-  const unsigned long first = ERR_peek_error();
-  const int reason = ERR_GET_REASON(first);
-  const std::string detail = openssl_errors();
-  const bool handshake = SSL_is_init_finished(st.ssl.get()) == 0;
-  auto err = [&](TlsFault f, const std::string& why) {
-    return TlsError{f, plain_error(what, why + (detail.empty() ? "" : " (" + detail + ")"))};
-  };
-  if (st.server &&
-      st.unknown_identity) {  // OpenSSL's reason (no certificate to fall back on) is noise
-    return TlsError{TlsFault::kUnknownIdentity,
-                    plain_error(what, fmt::format("the client named identity '{}', which this "
-                                                  "server holds no key for (unknown, or revoked)",
-                                                  st.identity))};
-  }
-  if (reason == SSL_R_BINDER_DOES_NOT_VERIFY) {
-    return err(TlsFault::kKeyMismatch,
-               fmt::format("the client's key for identity '{}' is not this server's", st.identity));
-  }
-  if (reason == SSL_R_DECRYPTION_FAILED_OR_BAD_RECORD_MAC) {
-    return err(TlsFault::kTampered,
-               "a TLS record failed its integrity check: it was changed on the path");
-  }
-  if (handshake && is_not_tls(reason)) {
-    return err(TlsFault::kNotTls,
-               st.heard ? "the peer does not speak TLS" : "the peer's first bytes are not TLS");
-  }
-  if (!st.server && handshake &&
-      (reason == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE || reason == SSL_R_TLSV1_ALERT_DECRYPT_ERROR ||
-       reason == SSL_R_SSLV3_ALERT_ILLEGAL_PARAMETER)) {
-    return err(TlsFault::kRefused,
-               fmt::format("the server refused identity '{}': it holds no key for it (unknown, or "
-                           "revoked) or another key; the server's log says which",
-                           st.key.identity));
-  }
-  if (reason == SSL_R_UNEXPECTED_EOF_WHILE_READING || (detail.empty() && errno == 0)) {
-    return err(TlsFault::kClosed, "the peer closed the connection without TLS's close");
-  }
-  return err(TlsFault::kProtocol, handshake ? "the TLS handshake failed" : "TLS failed");
+  detail::TlsFailureFacts f;
+  f.reason = ERR_GET_REASON(ERR_peek_error());
+  f.errno_set = errno != 0;
+  f.detail = openssl_errors();
+  f.handshake = SSL_is_init_finished(st.ssl.get()) == 0;
+  f.server = st.server;
+  f.unknown_identity = st.unknown_identity;
+  f.heard = st.heard;
+  f.identity = st.identity;
+  f.own_identity = st.key.identity;
+  return detail::classify_tls_failure(f, what);
 }
 
 // Runs OP (an SSL_* call) until it succeeds, moving bytes between the socket

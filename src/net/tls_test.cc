@@ -150,6 +150,18 @@ TEST(Tls, OneByteChangedOnThePathFailsTheRecordNeverGivesAWrongFrame) {
   auto got = b.server->recv_frame(deadline_in(5s));
   ASSERT_FALSE(got.ok()) << "a changed record was accepted: " << got->dump();
   EXPECT_EQ(got.error().fault, TlsFault::kTampered) << got.error().error.message();
+  // The server's alert goes back to the client, which names it as the same
+  // fault: the side whose record was changed learns it too.
+  p = pollfd{relay.b().get(), POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 5000), 1);
+  const ssize_t alert = ::recv(relay.b().get(), record, sizeof record, 0);
+  ASSERT_GT(alert, 0);
+  ASSERT_EQ(::send(relay.a().get(), record, static_cast<size_t>(alert), 0), alert);
+  auto told = b.client->recv_frame(deadline_in(5s));
+  ASSERT_FALSE(told.ok());
+  EXPECT_EQ(told.error().fault, TlsFault::kTampered) << told.error().error.message();
+  EXPECT_NE(told.error().error.message().find("bad_record_mac"), std::string::npos)
+      << told.error().error.message();
 }
 
 // An older rdmacheck (or any other service) speaks first in its own framing:

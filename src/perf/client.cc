@@ -57,7 +57,7 @@ std::vector<Finding> diagnose_setup(const PerfReport& r, const PerfOptions& o) {
   obs.local = r.local;
   obs.peer = r.peer;
   auto found = conn::diagnose(obs);
-  if (r.failed != Stage::kTraffic) return found;
+  if (r.failed != Stage::kTraffic || conn::session_tampered(obs)) return found;
   const bool forced = !found.empty() && (found.front().id == FindingId::kForcedDeviceUnusable ||
                                          found.front().id == FindingId::kForcedPortUnusable ||
                                          found.front().id == FindingId::kForcedGidUnusable ||

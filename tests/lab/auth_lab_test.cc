@@ -3,7 +3,8 @@
 // finding before the server has made any verbs object; a ring of two
 // identities serves both until one is removed and the server re-reads it; --allow keeps another
 // host out; and a hello that names a third host's GID is refused, so that host receives no RoCE
-// packet.
+// packet; and bytes changed on the path after the TLS handshake end the
+// session as tampered.
 #include <gtest/gtest.h>
 
 #include "lab/lab_harness.h"
@@ -27,11 +28,13 @@ const char* kRingServer =
     "until [ -e /run/lab/h2/ring-used-both ]; do sleep 0.1; done && "
     "grep -v '^other ' ring > ring.new && cat ring.new > ring && kill -HUP $(cat pid) && "
     "until grep -q 'SIGHUP: key ring re-read, 1 identities' ring-serve.log; do sleep 0.1; done && "
-    "touch ring-revoked && until [ -e /run/lab/h2/ring-done ]; do sleep 0.1; done; cat ring-serve.log";
+    "touch ring-revoked && until [ -e /run/lab/h2/ring-done ]; do sleep 0.1; done; cat "
+    "ring-serve.log";
 // h2: each identity's ping, then after the revocation both again, as a JSON array.
 const char* kRingClients =
     "h2:K=/run/lab/h1; until [ -e $K/ring-ready ]; do sleep 0.1; done; umask 077; "
-    "cat $K/h2.line > /tmp/h2.key; cat $K/other.line > /tmp/other.key; P='rdmacheck ping h1 -p 18800 -n 2 --no-ladder --json'; "
+    "cat $K/h2.line > /tmp/h2.key; cat $K/other.line > /tmp/other.key; P='rdmacheck ping h1 -p "
+    "18800 -n 2 --no-ladder --json'; "
     "$P --psk-file /tmp/h2.key > /tmp/r1; $P --psk-file /tmp/other.key > /tmp/r2; "
     "touch /run/lab/h2/ring-used-both; until [ -e $K/ring-revoked ]; do sleep 0.1; done; "
     "$P --psk-file /tmp/other.key > /tmp/r3; $P --psk-file /tmp/h2.key > /tmp/r4; "
@@ -157,6 +160,63 @@ TEST(AuthLab, AllowListAndNoReflectionKeepAThirdHostOutOfIt) {
   EXPECT_TRUE((pkts.is_number() && pkts.get<int>() == 0) ||
               (pkts.is_string() && pkts.get<std::string>().find('0') == 0))
       << pkts.dump();
+}
+
+// h3 relays h2's sessions to h1's serve and changes one byte after the TLS
+// handshake (tests/lab/tamper_relay.cc): in the client's first frame, then
+// in the server's answer. Each session stops with session-tampered, said by
+// the side whose TLS caught it (the other learns it from the alert), and
+// nothing measured is reported. h3 starts both relays, says so with its
+// marker file and waits for h2's.
+const std::string kRelays =
+    std::string("h3:cd /run/lab/h3 && { " LAB_TAMPER_RELAY
+                " 18801 198.18.0.1 4792 to-server > relay-s.log 2>&1 & } && { " LAB_TAMPER_RELAY
+                " 18802 198.18.0.1 4792 to-client > relay-c.log 2>&1 & } && "
+                "until grep -q listening relay-s.log && grep -q listening relay-c.log; do sleep "
+                "0.1; done && touch relays-ready && until [ -e /run/lab/h2/tamper-done ]; do "
+                "sleep 0.1; done; cat relay-s.log relay-c.log");
+const char* kThroughTheRelays =
+    "h2:until [ -e /run/lab/h3/relays-ready ]; do sleep 0.1; done; "
+    "P='rdmacheck ping h3 -n 2 --no-ladder --json'; $P -p 18801 > /tmp/t1; echo $? > /tmp/t1.rc; "
+    "$P -p 18802 > /tmp/t2; echo $? > /tmp/t2.rc; touch /run/lab/h2/tamper-done; "
+    "jq -s . /tmp/t1 /tmp/t2";
+
+TEST(AuthLab, ABytesChangedOnThePathAfterTheHandshakeEndsTheSessionAsTampered) {
+  const auto r = run_lab({
+      "--hosts",
+      "3",
+      "--run",
+      kRelays,
+      "--run",
+      kThroughTheRelays,
+      "--run",
+      "h2:cat /tmp/t1.rc /tmp/t2.rc",
+      "--run",
+      // The server's end line for the first session (bounded: a failure, not a hang).
+      "h2:timeout 60 sh -c 'until grep -q \"failed its integrity\" /run/lab/h1/serve.log; do "
+      "sleep 0.1; done'; cat /run/lab/h1/serve.log",
+  });
+  ASSERT_EQ(run_exit(r, "h2", 0), 0) << r.console;
+  const auto& pings = run_output(r, "h2", 0);
+  ASSERT_TRUE(pings.is_array() && pings.size() == 2) << r.console;
+  const std::vector<std::string> tampered{"session-tampered"};
+  for (const auto& p : pings) {
+    EXPECT_EQ(p["ok"], false) << p.dump(2);
+    EXPECT_EQ(finding_ids(p["findings"]), tampered) << p.dump(2);
+  }
+  const std::string mine = pings[0]["findings"][0]["evidence"].dump();
+  EXPECT_NE(mine.find("bad_record_mac"), std::string::npos)
+      << pings[0].dump(2);  // the server's alert
+  const std::string theirs = pings[1]["findings"][0]["evidence"].dump();
+  EXPECT_NE(theirs.find("failed its integrity check"), std::string::npos) << pings[1].dump(2);
+  const std::string rcs = run_output(r, "h2", 1).dump();
+  EXPECT_EQ(rcs.find('0'), std::string::npos) << rcs;  // both pings exit non-zero
+  const std::string relays = run_output(r, "h3", 0).get<std::string>();
+  EXPECT_NE(relays.find("flipped byte"), std::string::npos) << relays;
+  EXPECT_NE(relays.find("of the client's application-data record 2"), std::string::npos) << relays;
+  EXPECT_NE(relays.find("of the server's application-data record"), std::string::npos) << relays;
+  const std::string log = run_output(r, "h2", 2).get<std::string>();
+  EXPECT_NE(log.find("a TLS record failed its integrity check"), std::string::npos) << log;
 }
 
 // The allow-list holds for rdma_cm's connect requests too: h2 is admitted
