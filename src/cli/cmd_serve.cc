@@ -49,7 +49,8 @@ Runner attach_serve(CLI::App& app) {
                "tests and read the doctor report")
       ->excludes(psk);
   app.add_flag("--no-share-doctor", o->no_share_doctor,
-               "refuse doctor requests (the host's name, kernel, GIDs, firewall rules)");
+               "refuse doctor requests (the host's name, kernel, GIDs, firewall rules) and "
+               "leave the firewall out of failed tests' byes");
   app.add_option("--max-sessions", o->s.limits.sessions, "sessions served at once")
       ->check(CLI::Range(1, 1024))
       ->default_val(16);
@@ -57,18 +58,23 @@ Runner attach_serve(CLI::App& app) {
                  "sessions served at once to one client address")
       ->check(CLI::Range(1, 1024))
       ->default_val(4);
+  app.add_option("--max-sessions-per-identity", o->s.limits.sessions_per_identity,
+                 "sessions served at once to one key ring identity")
+      ->check(CLI::Range(1, 1024))
+      ->default_val(8);
   app.add_option("--max-handshakes", o->s.limits.startups,
                  "connections still in their handshake (key proof and first request), counted "
                  "apart from sessions, as sshd's MaxStartups")
       ->check(CLI::Range(1, 4096))
       ->default_val(32);
   app.add_option("--max-handshakes-per-address", o->s.limits.startups_per_source,
-                 "connections from one address still in their handshake")
+                 "connections from one address still in their handshake (one /24 or /64 fills "
+                 "at most three quarters of --max-handshakes)")
       ->check(CLI::Range(1, 4096))
       ->default_val(4);
   app.add_option("--max-pinned", o->max_pinned_mib,
                  "MiB of test buffers all sessions together may register (both halves of each); "
-                 "default: an eighth of the memory, at most RLIMIT_MEMLOCK")
+                 "default: a sixteenth of the memory, at most 2 GiB and RLIMIT_MEMLOCK")
       ->check(CLI::Range(1u, 1u << 22));
   app.add_option("--max-bytes", o->s.max_bytes, "bytes a session may register")
       ->check(CLI::Range(4096u, proto::kMaxMessageSize))
@@ -82,11 +88,13 @@ Runner attach_serve(CLI::App& app) {
       ->check(CLI::Range(1.0, 86400.0))
       ->default_val(120);
   auto* exit_after = app.add_option("--exit-after", o->s.exit_after,
-                                    "stop after N sessions (0: run until stopped)")
+                                    "stop after N sessions past the handshake (0: run until "
+                                    "stopped)")
                          ->check(CLI::Range(0, 1000000))
                          ->default_val(0);
   app.add_flag("--one-off", o->s.one_off,
-               "serve one client (refused addresses do not count) and exit with its status")
+               "serve one client past the handshake (a port scan, a refused address or a "
+               "client without the key does not count) and exit with its status")
       ->excludes(exit_after);
   app.footer(
       "Who may use the server: every client proves its key (--psk-file), or comes from an\n"
@@ -99,9 +107,11 @@ Runner attach_serve(CLI::App& app) {
       "The server connects a session's QP only to the GID of the client's own address, so no\n"
       "client can aim its traffic at another host.\n"
       "Bounds: --max-handshakes connections may be in their handshake at once (a few per\n"
-      "address), apart from --max-sessions running sessions (a few per address); each session's\n"
-      "buffer (both halves) counts against --max-pinned. A client over a bound is refused with\n"
-      "'server busy: ...', which it reports as server-refused.\n"
+      "address, the last quarter kept for other /24s and /64s), apart from --max-sessions\n"
+      "running sessions (a few per address and per identity); each session's buffer (both\n"
+      "halves) counts against --max-pinned. A client over a bound is refused with\n"
+      "'server busy: ...', which it reports as server-refused. --one-off and --exit-after\n"
+      "count only sessions past the handshake: a port scan never ends the server.\n"
       "Logs who may connect at start, then one line per session start and end, to stderr.\n"
       "Stops on SIGINT/SIGTERM; SIGHUP re-reads the key rings (a ring that fails to read keeps\n"
       "the old one, and the log says why).\n"
@@ -136,6 +146,15 @@ Runner attach_serve(CLI::App& app) {
       auto k = proto::load_psk(f);
       if (!k) {
         std::fprintf(stderr, "rdmacheck serve: %s\n", k.error().error.message().c_str());
+        return 2;
+      }
+      // A short or repetitive key falls to an offline search of one recorded
+      // handshake: refused here, as a ring's keys are (clients only match it).
+      if (auto weak = proto::weak_key(k->key)) {
+        std::fprintf(stderr,
+                     "rdmacheck serve: key file %s is too weak: %s (rdmacheck keygen NAME --ring "
+                     "RING makes a key ring of random keys)\n",
+                     f.c_str(), weak->c_str());
         return 2;
       }
       s.keys.push_back(std::move(*k));

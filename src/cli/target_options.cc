@@ -101,7 +101,7 @@ void add_target_options(CLI::App& app, conn::Target& t, TargetFlags f) {
   app.add_option("-S,--sl", t.sl, "service level of both hosts' QPs, as perftest's -S")
       ->check(CLI::Range(0, 15));
   app.add_option("--psk-file", t.psk_file,
-                 "the pre-shared key the server requires (serve --psk-file): a file of 16..4096 "
+                 "the pre-shared key the server requires (serve --psk-file): a file of 32..4096 "
                  "bytes that only its owner may read")
       ->envname("RDMACHECK_PSK_FILE");
   if (f.path_mtu) {

@@ -23,7 +23,7 @@ Finding auth_finding(const ConnObservation& o) {
       summary = "the key file given by --psk-file (or RDMACHECK_PSK_FILE) cannot be used";
       fix =
           "give this client's key file: its line of the server's key ring (`rdmacheck keygen NAME "
-          "--ring RING` on the server prints it), or the server's raw key file (16..4096 bytes)";
+          "--ring RING` on the server prints it), or the server's raw key file (32..4096 bytes)";
       break;
     case AuthFailure::kKeyFileUnsafe:
       id = FindingId::kAuthKeyFileUnsafe;

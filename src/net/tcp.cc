@@ -66,6 +66,11 @@ Status io_all(int fd, char* buf, size_t len, bool writing, Deadline d) {
 
 }  // namespace
 
+std::string format_endpoint(const std::string& address, uint16_t port) {
+  if (address.find(':') != std::string::npos) return fmt::format("[{}]:{}", address, port);
+  return fmt::format("{}:{}", address, port);
+}
+
 Result<AddrList> resolve_host(const std::string& host, uint16_t port) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -166,8 +171,8 @@ Result<Fd> tcp_accept(const Fd& listener, Deadline d, std::string* peer) {
     int one = 1;
     ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     if (peer != nullptr) {
-      *peer = fmt::format("{}:{}", format_sockaddr(reinterpret_cast<sockaddr*>(&ss)),
-                          ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port));
+      *peer = format_endpoint(format_sockaddr(reinterpret_cast<sockaddr*>(&ss)),
+                              ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port));
     }
     return fd;
   }

@@ -67,6 +67,8 @@ Result<nlohmann::json, FrameError> read_frame(const Fd& fd, Deadline d, uint32_t
 // The local address the kernel would use to reach the connected peer, and the peer's.
 std::string local_address(const Fd& fd);
 std::string peer_address(const Fd& fd);
+// ADDRESS and PORT as one string: "198.18.0.2:40112", "[fd00::2]:40112".
+std::string format_endpoint(const std::string& address, uint16_t port);
 // The local port of a bound socket (after binding port 0).
 uint16_t local_port(const Fd& fd);
 

@@ -31,6 +31,22 @@ TEST(Tcp, FramesRoundTripOverLoopback) {
   EXPECT_EQ((*f)["n"], 7);
 }
 
+// A server's log names an IPv6 peer as [addr]:port, so the port cannot be
+// read as the address's last group; one over IPv6 loopback, where it has it.
+TEST(Tcp, AnIpv6PeerIsBracketed) {
+  EXPECT_EQ(format_endpoint("198.18.0.2", 40112), "198.18.0.2:40112");
+  EXPECT_EQ(format_endpoint("fd00::2", 40112), "[fd00::2]:40112");
+  auto l = tcp_listen("::1", 0);
+  if (!l.ok()) GTEST_SKIP() << "no IPv6 loopback here: " << l.error().message();
+  const uint16_t port = local_port(*l);
+  std::thread client([port] { auto c = tcp_connect("::1", port, deadline_in(2s)); });
+  std::string peer;
+  auto a = tcp_accept(*l, deadline_in(2s), &peer);
+  client.join();
+  ASSERT_TRUE(a.ok()) << a.error().message();
+  EXPECT_EQ(peer.rfind("[::1]:", 0), 0u) << peer;
+}
+
 TEST(Tcp, RefusedConnectionCarriesEconnrefused) {
   const test_util::ClosedPort closed;
   auto c = tcp_connect("127.0.0.1", closed.port(), deadline_in(2s));

@@ -41,7 +41,7 @@ namespace rdmacheck::proto {
 
 constexpr size_t kNonceBytes = 32;
 constexpr size_t kProofBytes = 32;  // SHA-256
-constexpr size_t kMinKeyBytes = 16;
+constexpr size_t kMinKeyBytes = 32;
 constexpr size_t kMaxKeyBytes = 4096;
 constexpr size_t kMaxServerKeys = 2;  // the current key and the next one, while rolling
 
@@ -80,7 +80,7 @@ struct AuthError {
 
 // Reads a client's key file: a regular file that neither group nor others may
 // read or write (as ssh insists for its keys), either one key ring line
-// (`IDENTITY HEX`, the identity filled in) or a raw key of 16..4096 bytes.
+// (`IDENTITY HEX`, the identity filled in) or a raw key of 32..4096 bytes.
 // A file of printable text whose first line has a space is taken for a ring
 // line, and an error in it is said, not taken for a raw key.
 Result<Psk, AuthError> load_psk(const std::string& file);

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -310,7 +311,19 @@ TEST_F(KeyFile, OwnerOnlyFilesAreKeys) {
   auto k = load_psk(write("ok.psk", std::string(32, 'x'), 0600));
   ASSERT_TRUE(k.ok()) << k.error().error.message();
   EXPECT_EQ(k->key, std::string(32, 'x'));
-  EXPECT_TRUE(load_psk(write("ro.psk", std::string(16, 'x'), 0400)).ok());
+  EXPECT_TRUE(load_psk(write("ro.psk", std::string(32, 'x'), 0400)).ok());
+}
+
+// A client's key under systemd (LoadCredential=, e.g. monitor's unit) is
+// 0440 with an ACL: systemd set that mode, so it is this service's key.
+TEST_F(KeyFile, ACredentialSystemdHandedOverIsAKeyWhateverItsMode) {
+  const auto file = write("client.key", std::string(32, 'x'), 0440);
+  ASSERT_FALSE(load_psk(file).ok());
+  ASSERT_EQ(::setenv("CREDENTIALS_DIRECTORY", dir_.c_str(), 1), 0);
+  auto k = load_psk(file);
+  ::unsetenv("CREDENTIALS_DIRECTORY");
+  ASSERT_TRUE(k.ok()) << k.error().error.message();
+  EXPECT_EQ(k->key, std::string(32, 'x'));
 }
 
 TEST_F(KeyFile, GroupOrOthersAccessIsRefusedInOneLine) {

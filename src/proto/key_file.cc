@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "proto/auth.h"
+#include "proto/key_ring.h"
 
 namespace rdmacheck::proto {
 namespace {
@@ -47,7 +48,7 @@ Result<Psk, AuthError> load_psk(const std::string& file) {
   if (!S_ISREG(st.st_mode)) {
     return auth_error(AuthFailure::kKeyFileUnreadable, fmt::format("{} is not a file", file));
   }
-  if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+  if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0 && !is_systemd_credential(file)) {
     return auth_error(AuthFailure::kKeyFileUnsafe,
                       fmt::format("key file {} is accessible by group or others (mode {:04o}): "
                                   "chmod 600 {}",

@@ -40,8 +40,8 @@ std::optional<std::string> from_hex(const std::string& hex) {
   return out;
 }
 
-// True when FILE lies in the directory systemd handed this service its
-// credentials in: systemd sets their mode and ACL, not the operator.
+}  // namespace
+
 bool is_systemd_credential(const std::string& file) {
   const char* dir = std::getenv("CREDENTIALS_DIRECTORY");
   if (dir == nullptr || *dir == '\0') return false;
@@ -51,8 +51,6 @@ bool is_systemd_credential(const std::string& file) {
   if (ec) return false;
   return f.parent_path() == d;
 }
-
-}  // namespace
 
 std::optional<std::string> weak_key(const std::string& key) {
   if (key.size() < kMinRingKeyBytes) {

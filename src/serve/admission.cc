@@ -5,17 +5,20 @@
 #include <algorithm>
 #include <sstream>
 
+#include "net/ip_match.h"
+
 namespace rdmacheck::serve {
 
 uint64_t default_pinned_budget(const std::string& meminfo_text, uint64_t memlock_limit) {
   constexpr uint64_t kFloor = 64ull << 20;
-  uint64_t budget = 1ull << 30;  // when /proc/meminfo says nothing
+  constexpr uint64_t kCeiling = 2ull << 30;  // what a production node can spare for tests
+  uint64_t budget = 1ull << 30;              // when /proc/meminfo says nothing
   std::istringstream in(meminfo_text);
   std::string key;
   uint64_t kib = 0;
   while (in >> key >> kib) {
     if (key == "MemTotal:") {
-      budget = kib * 1024 / 8;
+      budget = std::min(kib * 1024 / 16, kCeiling);
       break;
     }
     in.ignore(1 << 10, '\n');
@@ -24,21 +27,49 @@ uint64_t default_pinned_budget(const std::string& meminfo_text, uint64_t memlock
   return std::max(budget, kFloor);
 }
 
+std::string prefix_of(const std::string& source) {
+  auto ip = parse_ip(source);
+  if (!ip) return source;
+  const bool v4 = source.find(':') == std::string::npos;
+  // IPv4 is held as ::ffff:a.b.c.d: its /24 is the first 15 bytes.
+  const size_t keep = v4 ? 15 : 8;
+  std::fill(ip->begin() + static_cast<std::ptrdiff_t>(keep), ip->end(), 0);
+  return ip_text(*ip) + (v4 ? "/24" : "/64");
+}
+
 std::variant<Admission::Ticket, std::string> Admission::enter(const std::string& source) {
   std::lock_guard<std::mutex> lock(mu_);
+  const std::string prefix = prefix_of(source);
   PerSource& s = by_source_[source];
+  auto forget = [&] {
+    if (s.startups == 0 && s.sessions == 0) by_source_.erase(source);
+  };
   if (s.startups >= limits_.startups_per_source) {
     return fmt::format("server busy: {} connections from {} are already in their handshake",
                        s.startups, source);
   }
+  // The last quarter of the slots is kept for networks below their share
+  // (a quarter each): one network fills at most three quarters.
+  const int share = std::max(limits_.startups_per_source, limits_.startups / 4);
+  if (const auto p = startups_by_prefix_.find(prefix);
+      p != startups_by_prefix_.end() && p->second >= share &&
+      limits_.startups - total_.startups <= share) {
+    const int n = p->second;
+    forget();
+    return fmt::format(
+        "server busy: {} connections from {} are already in their handshake (the last slots "
+        "are kept for other networks)",
+        n, prefix);
+  }
   if (total_.startups >= limits_.startups) {
-    if (s.startups == 0 && s.sessions == 0) by_source_.erase(source);
+    forget();
     return fmt::format("server busy: {} connections are already in their handshake",
                        total_.startups);
   }
   ++s.startups;
+  ++startups_by_prefix_[prefix];
   ++total_.startups;
-  return Ticket(this, source);
+  return Ticket(this, source, prefix);
 }
 
 Usage Admission::usage() const {
@@ -52,16 +83,25 @@ void Admission::release(Ticket& t) {
   if (t.session_) {
     --s.sessions;
     --total_.sessions;
+    if (!t.identity_.empty() && --sessions_by_identity_[t.identity_] == 0) {
+      sessions_by_identity_.erase(t.identity_);
+    }
   } else {
     --s.startups;
     --total_.startups;
+    if (--startups_by_prefix_[t.prefix_] == 0) startups_by_prefix_.erase(t.prefix_);
   }
   total_.pinned -= t.pinned_;
   if (s.startups == 0 && s.sessions == 0) by_source_.erase(t.source_);
 }
 
 Admission::Ticket::Ticket(Ticket&& o) noexcept
-    : a_(o.a_), source_(std::move(o.source_)), session_(o.session_), pinned_(o.pinned_) {
+    : a_(o.a_),
+      source_(std::move(o.source_)),
+      prefix_(std::move(o.prefix_)),
+      identity_(std::move(o.identity_)),
+      session_(o.session_),
+      pinned_(o.pinned_) {
   o.a_ = nullptr;
 }
 
@@ -69,20 +109,30 @@ Admission::Ticket::~Ticket() {
   if (a_ != nullptr) a_->release(*this);
 }
 
-std::optional<std::string> Admission::Ticket::promote() {
+std::optional<std::string> Admission::Ticket::promote(const std::string& identity) {
   if (session_) return std::nullopt;
   std::lock_guard<std::mutex> lock(a_->mu_);
   PerSource& s = a_->by_source_[source_];
   if (s.sessions >= a_->limits_.sessions_per_source) {
     return fmt::format("server busy: {} sessions from {} already running", s.sessions, source_);
   }
+  if (!identity.empty()) {
+    const auto i = a_->sessions_by_identity_.find(identity);
+    if (i != a_->sessions_by_identity_.end() && i->second >= a_->limits_.sessions_per_identity) {
+      return fmt::format("server busy: {} sessions of identity '{}' already running", i->second,
+                         identity);
+    }
+  }
   if (a_->total_.sessions >= a_->limits_.sessions) {
     return fmt::format("server busy: {} sessions already running", a_->total_.sessions);
   }
   --s.startups;
   --a_->total_.startups;
+  if (--a_->startups_by_prefix_[prefix_] == 0) a_->startups_by_prefix_.erase(prefix_);
   ++s.sessions;
   ++a_->total_.sessions;
+  if (!identity.empty()) ++a_->sessions_by_identity_[identity];
+  identity_ = identity;
   session_ = true;
   return std::nullopt;
 }

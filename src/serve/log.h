@@ -3,7 +3,10 @@
 // messages): anything not printable is escaped, so a client can neither
 // forge a line nor send escape sequences to a terminal. A flood of events
 // (refused connections, failed handshakes) is rate-limited, and the lines
-// left out are counted in the next one that is written.
+// left out are counted in the next one that is written. Security events
+// (a failed key or identity, a record changed on the path, a key ring
+// re-read) draw on a budget of their own: no flood of other lines starves
+// them.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +18,10 @@
 
 namespace rdmacheck::serve {
 
-// S with every control character written as \xNN.
+// S with every control character (C0, DEL, C1) and every bidirectional
+// formatting character (U+061C, U+200E/F, U+202A..E, U+2066..9) written as
+// \xNN or \u{XXXX}, and every byte that is not UTF-8 as \xNN: a line reads
+// as what it holds, in the order it holds it.
 std::string escape_line(const std::string& s);
 
 struct LogRate {
@@ -26,18 +32,25 @@ struct LogRate {
 class Log {
  public:
   using Rate = LogRate;
-  explicit Log(std::FILE* f, Rate r = {}) : f_(f), rate_(r), tokens_(r.burst) {}
+  explicit Log(std::FILE* f, Rate r = {}) : f_(f), general_(r), security_(r) {}
   void line(const std::string& s) { line_at(s, Clock::now()); }
-  // As line(), at NOW (tests give the time instead of waiting for it).
-  void line_at(const std::string& s, Clock::time_point now);
+  // A security event, from its own budget.
+  void security(const std::string& s) { line_at(s, Clock::now(), true); }
+  // As line() (or security()), at NOW (tests give the time instead of waiting for it).
+  void line_at(const std::string& s, Clock::time_point now, bool security = false);
 
  private:
+  struct Bucket {
+    explicit Bucket(Rate r) : rate(r), tokens(r.burst) {}
+    Rate rate;
+    double tokens;
+    Clock::time_point last{};
+    uint64_t dropped = 0;
+  };
   std::FILE* f_;
-  Rate rate_;
   std::mutex mu_;
-  double tokens_;
-  Clock::time_point last_{};
-  uint64_t dropped_ = 0;
+  Bucket general_;
+  Bucket security_;
 };
 
 }  // namespace rdmacheck::serve

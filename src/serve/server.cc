@@ -52,6 +52,7 @@ struct Running {
   std::thread thread;
   std::shared_ptr<std::atomic<bool>> done;
   std::shared_ptr<std::atomic<bool>> ok;
+  std::shared_ptr<std::atomic<bool>> counted;  // SessionEnd::counted
 };
 
 // Who may use this server, in one line at start; nullopt when the options
@@ -149,8 +150,10 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
       conn::traffic_cap_text(o.max_rate), cm != nullptr ? "; rdma_cm too" : ""));
   log.line(*admission);
   if (o.on_listening) o.on_listening(local_port(*listener));
+  // --one-off and --exit-after count sessions past the handshake only: a
+  // port scan, a bare connect or a client without the key never ends a server.
   const int exit_after = o.one_off ? 1 : o.exit_after;
-  bool last_ok = false;
+  bool first_ok = false;
   std::list<Running> running;
   Sockets sockets;
   Clock::time_point last_accept_error{};
@@ -160,24 +163,23 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
     for (auto it = running.begin(); it != running.end();) {
       if (it->done->load()) {
         it->thread.join();
-        last_ok = it->ok->load();
+        if (it->counted->load() && ended++ == 0) first_ok = it->ok->load();
         it = running.erase(it);
-        ++ended;
       } else {
         ++it;
       }
     }
   };
-  while (!stop.load() &&
-         (exit_after == 0 || ended + static_cast<int>(running.size()) < exit_after)) {
+  while (!stop.load() && (exit_after == 0 || ended < exit_after)) {
     reap();
     if (o.reload != nullptr && o.reload->exchange(false)) {
       if (!o.rings) {
-        log.line("rdmacheck serve: SIGHUP: no key ring to re-read");
+        log.security("rdmacheck serve: SIGHUP: no key ring to re-read");
       } else if (auto n = o.rings->reload(); n) {
-        log.line(fmt::format("rdmacheck serve: SIGHUP: key ring re-read, {} identities", *n));
+        log.security(fmt::format("rdmacheck serve: SIGHUP: key ring re-read, {} identities", *n));
       } else {
-        log.line("rdmacheck serve: SIGHUP: " + n.error().message() + "; the old key ring stays");
+        log.security("rdmacheck serve: SIGHUP: " + n.error().message() +
+                     "; the old key ring stays");
       }
     }
     std::string peer;
@@ -217,9 +219,10 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
     }
     auto done = std::make_shared<std::atomic<bool>>(false);
     auto ok = std::make_shared<std::atomic<bool>>(false);
+    auto counted = std::make_shared<std::atomic<bool>>(false);
     const int id = next_id++;
     running.push_back(Running{
-        std::thread([id, done, ok, peer, &o, &log, &sockets, &shared, cm,
+        std::thread([id, done, ok, counted, peer, &o, &log, &sockets, &shared, cm,
                      channel = Channel(std::move(*conn)),
                      ticket = std::move(std::get<Admission::Ticket>(entry))]() mutable {
           SessionEnd end;
@@ -237,10 +240,15 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
             Admission::Ticket gone(std::move(ticket));
           }
           ok->store(end.ok);
+          counted->store(end.counted);
           done->store(true);
-          log.line(end.line);
+          if (end.security) {
+            log.security(end.line);
+          } else {
+            log.line(end.line);
+          }
         }),
-        done, ok});
+        done, ok, counted});
   }
   // A stop (SIGTERM, SIGINT) ends the running sessions now: their sockets
   // close under them, and each says goodbye through its own error path.
@@ -252,9 +260,9 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
   }
   for (auto& r : running) {
     r.thread.join();
-    last_ok = r.ok->load();
+    if (r.counted->load() && ended++ == 0) first_ok = r.ok->load();
   }
-  if (o.one_off) return ended + static_cast<int>(running.size()) > 0 && last_ok ? 0 : 1;
+  if (o.one_off) return ended > 0 && first_ok ? 0 : 1;
   return 0;
 }
 

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "conn/client_session.h"
+#include "conn/tcp_probe.h"
 #include "net/tcp.h"
 #include "proto/auth.h"
 #include "testing/temp_dir.h"
@@ -201,13 +202,13 @@ TEST_F(ServerTest, SilentConnectionsCannotTakeTheSessions) {
   Fd silent2 = admitted("127.0.0.1");
   EXPECT_EQ(first_reply(connect_from("127.0.0.1")),
             "server busy: 2 connections from 127.0.0.1 are already in their handshake");
-  Fd silent3 = admitted("127.0.0.3");
-  EXPECT_EQ(first_reply(connect_from("127.0.0.4")),
+  Fd silent3 = admitted("127.0.3.1");
+  EXPECT_EQ(first_reply(connect_from("127.0.4.1")),
             "server busy: 3 connections are already in their handshake");
   silent3 = Fd();  // its handshake fails at once: the slot is free again
-  ASSERT_TRUE(await_log("session 3 127.0.0.3")) << log_text();
+  ASSERT_TRUE(await_log("session 3 127.0.3.1")) << log_text();
   // A client that does its handshake gets the one session.
-  EXPECT_NE(ask_with_bad_version("127.0.0.2").find("same rdmacheck version"), std::string::npos)
+  EXPECT_NE(ask_with_bad_version("127.0.2.1").find("same rdmacheck version"), std::string::npos)
       << log_text();
 }
 
@@ -218,7 +219,8 @@ TEST_F(ServerTest, SessionsAreCappedPerAddressAndInTotal) {
   Channel a = echo_session("127.0.0.1");
   ASSERT_TRUE(a.valid());
   EXPECT_EQ(first_request_reply("127.0.0.1"),
-            "server busy: 1 sessions from 127.0.0.1 already running");
+            "server busy: 1 sessions from 127.0.0.1 already running")
+      << log_text();
   Channel b = echo_session("127.0.0.2");
   ASSERT_TRUE(b.valid());
   EXPECT_EQ(first_request_reply("127.0.0.3"), "server busy: 2 sessions already running");
@@ -247,6 +249,28 @@ TEST_F(ServerTest, ABufferOverThePinnedBudgetIsRefusedBeforeAnythingIsPinned) {
             std::string::npos)
       << why << log_text();
   // Refused before the device: this host has none, and the log does not say so.
+  EXPECT_EQ(log_text().find("setup failed"), std::string::npos) << log_text();
+}
+
+// A UD ping's message is one datagram: a hello that asks for more than the
+// largest MTU is refused before its buffer is pinned (it pinned 4 slots of
+// whatever it asked, 320 MiB for one session, before).
+TEST_F(ServerTest, AUdHelloOverOneDatagramIsRefusedBeforeAnythingIsPinned) {
+  start(2);
+  std::ifstream in(std::string(RDMACHECK_FUZZ_CORPUS) + "/hello", std::ios::binary);
+  const std::string frame((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(frame.size(), 4u);
+  nlohmann::json hello = nlohmann::json::parse(frame.substr(4));
+  hello["test"]["transport"] = "ud";
+  hello["test"]["max_size"] = 1 << 20;
+  ASSERT_TRUE(proto::parse_hello(hello).ok());
+  Channel c{connect_from("127.0.0.1")};
+  ASSERT_TRUE(proto::meet_server(c, std::nullopt, "", deadline_in(2s)).ok());
+  ASSERT_TRUE(send_frame(c, hello, deadline_in(2s)).ok());
+  const std::string why = first_reply(c);
+  EXPECT_NE(why.find("asked for 1048576 bytes over UD; a datagram is at most 4096"),
+            std::string::npos)
+      << why << log_text();
   EXPECT_EQ(log_text().find("setup failed"), std::string::npos) << log_text();
 }
 
@@ -518,16 +542,33 @@ TEST(ServerStart, NoKeyNoAllowNeedsInsecure) {
   EXPECT_NE(std::string(buf).find("INSECURE"), std::string::npos) << buf;
 }
 
+// --one-off counts a session past the handshake only: a bare connect (a
+// port scan), a silent client or garbage ends its own session, never the
+// server; the first real client's session decides the exit status.
 TEST_F(ServerTest, OneOffServesOneSessionAndExitsWithItsStatus) {
   o_.one_off = true;
   o_.handshake_timeout = 300ms;  // the silent client's deadline
   start(4);
+  { Fd scan = connect(); }
   {
-    Fd c = connect();  // says nothing: its session fails at the handshake deadline
+    Fd silent = connect();  // says nothing: its session fails at the handshake deadline
+    ASSERT_TRUE(await_log("session 2 "));
   }
+  {
+    Fd garbage = connect();
+    ASSERT_EQ(::send(garbage.get(), "GET / HTTP/1.0\r\n\r\n", 18, MSG_NOSIGNAL), 18);
+    ASSERT_TRUE(await_log("session 3 "));
+  }
+  EXPECT_TRUE(thread_.joinable());
+  conn::TcpProbeOptions probe;
+  probe.target.host = "127.0.0.1";
+  probe.target.tcp_port = port_;
+  probe.count = 2;
+  const auto echoed = conn::run_tcp_probe(probe);
+  EXPECT_TRUE(echoed.connected) << echoed.error;
   thread_.join();
-  EXPECT_EQ(rc_, 1) << log_text();
-  EXPECT_NE(log_text().find("session 1 "), std::string::npos) << log_text();
+  EXPECT_EQ(rc_, 0) << log_text();
+  EXPECT_NE(log_text().find("session 4 "), std::string::npos) << log_text();
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <cerrno>
 #include <mutex>
 #include <optional>
 
@@ -12,14 +13,13 @@
 #include "conn/tcp_probe.h"
 #include "doctor/doctor.h"
 #include "doctor/sources.h"
-#include "host/firewall.h"
-#include "net/ip_match.h"
 #include "net/tcp.h"
 #include "perf/counters.h"
 #include "perf/responder.h"
 #include "perf/spec.h"
 #include "perf/tcp_baseline.h"
 #include "proto/auth.h"
+#include "serve/reflection.h"
 
 namespace rdmacheck::serve {
 
@@ -54,26 +54,11 @@ struct SessionOutcome {
   std::string outcome = "ok";
   uint64_t received = 0;
   uint64_t replied = 0;
-  bool ok = false;   // a doctor report or TCP echo served (a test's is its outcome "ok")
-  std::string note;  // what the session exposed beyond the usual (conn::Endpoint::iova_note)
+  bool ok = false;        // a doctor report or TCP echo served (a test's is its outcome "ok")
+  bool security = false;  // a key refused, or a record changed on the path
+  bool counted = false;   // past the handshake (a scan or garbage never is)
+  std::string note;       // what the session exposed beyond the usual (conn::Endpoint::iova_note)
 };
-
-// Why the hello's QP is not one this server may connect to, or nullopt. A
-// RoCE GID is an IP address: the server's QP goes only to the host at the
-// other end of this TCP connection, so no hello can aim its traffic at a
-// third host. InfiniBand GIDs are not IP addresses and are not checked
-// (docs/serve.md: "No reflection").
-std::optional<std::string> reflected(const Endpoint& ep, const proto::Hello& hello,
-                                     const Channel& sock) {
-  if (ep.port_attr.link_layer != IBV_LINK_LAYER_ETHERNET) return std::nullopt;
-  const std::string peer = peer_address(sock);
-  const auto ip = parse_ip(peer);
-  if (ip && gid_is_address(hello.qp.gid, *ip)) return std::nullopt;
-  return fmt::format(
-      "refused: the hello names GID {}, which is not the address of this connection's client "
-      "({}): this server connects its QP only back to the host it talks to",
-      hello.qp.gid, peer);
-}
 
 // Our RC timing: the ACK timeout the client asked for (-u), else one that
 // follows the round trip of the control connection SOCK, as the client's does.
@@ -171,6 +156,12 @@ std::optional<std::string> refusal(const proto::Hello& hello, const ServerOption
     return fmt::format("asked for {} bytes, this server allows {} per session", hello.test.max_size,
                        o.max_bytes);
   }
+  // A UD message is one datagram, 4096 bytes on the largest MTU: a bigger
+  // buffer would only pin memory (the client refuses such a size itself).
+  if (hello.test.transport == proto::Transport::kUd && hello.test.max_size > 4096) {
+    return fmt::format("asked for {} bytes over UD; a datagram is at most 4096",
+                       hello.test.max_size);
+  }
   if (hello.test.cm && acceptor == nullptr) {
     return "this server has no rdma_cm listener (see its start-up log)";
   }
@@ -213,11 +204,11 @@ conn::EndpointOptions endpoint_options(const proto::Hello& hello, const ServerOp
 }
 
 // What the server adds to its bye when something went wrong: its firewall's
-// view of UDP 4791 and the QP's ERROR state.
-void explain_failure(const Result<conn::Endpoint>& ep, proto::Bye& bye) {
-  // Within the 5 s a client waits for its bye at most (ping's report reserve).
-  const FirewallReport fw = read_firewall(std::chrono::seconds(4));
-  for (const auto& r : fw.rules) bye.firewall += (bye.firewall.empty() ? "" : "; ") + r;
+// view of UDP 4791 (unless it shares nothing of its host: --no-share-doctor)
+// and the QP's ERROR state.
+void explain_failure(const Result<conn::Endpoint>& ep, const ServerOptions& o, Shared& shared,
+                     proto::Bye& bye) {
+  if (o.share_doctor) bye.firewall = shared.firewall.text();
   ibv_qp_attr attr{};
   ibv_qp_init_attr init{};
   if (ep && ibv_query_qp(ep->qp.get(), &attr, IBV_QP_STATE, &init) == 0 &&
@@ -317,7 +308,7 @@ void run_test(const proto::Hello& hello, const Channel& sock, const ServerOption
   }
   out.received = bye.received;
   out.replied = bye.replied;
-  if (out.outcome != "ok" || !bye.wc_errors.empty()) explain_failure(ep, bye);
+  if (out.outcome != "ok" || !bye.wc_errors.empty()) explain_failure(ep, o, shared, bye);
   (void)send_frame(sock, proto::to_json(bye), deadline_in(std::chrono::seconds(2)));
   if (ep && ep->cm_id) rdma_disconnect(ep->cm_id.get());
 }
@@ -358,7 +349,7 @@ SessionEnd session(int id, Channel& sock, const std::string& peer, const ServerO
         fmt::format("session {} {} end: {} ({} received, {} replied, {:.0f} ms){}{}", id, peer,
                     out.outcome, out.received, out.replied, Millis(Clock::now() - start).count(),
                     with_key, out.note.empty() ? "" : "; " + out.note),
-        out.ok || out.outcome == "ok"};
+        out.ok || out.outcome == "ok", out.security, out.counted};
   };
   SessionOutcome out;
   // Nothing of the client's is read, and no verbs object made, before it has
@@ -367,6 +358,8 @@ SessionEnd session(int id, Channel& sock, const std::string& peer, const ServerO
   auto key = proto::greet_client(sock, {o.keys, o.rings ? o.rings->current() : nullptr}, handshake);
   if (!key) {
     out.outcome = fmt::format("{}: {}", name_of(key.error().kind), key.error().error.message());
+    out.security = key.error().kind == proto::AuthFailure::kFailed ||
+                   key.error().kind == proto::AuthFailure::kRequired;
     return end_line(out);
   }
   if (!key->log_name.empty()) with_key = " [" + key->log_name + "]";
@@ -374,10 +367,12 @@ SessionEnd session(int id, Channel& sock, const std::string& peer, const ServerO
   auto frame = recv_frame(sock, std::min(end, deadline_in(o.handshake_timeout)));
   if (!frame) {
     out.outcome = "no valid handshake: " + frame.error().message();
+    out.security = frame.error().errnum == EBADMSG;  // net/channel.cc: changed on the path
     return end_line(out);
   }
   // Past the handshake: the connection needs a session slot now.
-  if (auto busy = ticket.promote()) {
+  out.counted = true;
+  if (auto busy = ticket.promote(key->identity)) {
     out.outcome = *busy;
     (void)send_frame(sock, proto::error_message(*busy), deadline_in(std::chrono::seconds(1)));
     return end_line(out);

@@ -14,11 +14,12 @@
 
 #include "base/deadline.h"
 #include "base/fd.h"
-#include "net/channel.h"
 #include "conn/traffic_cap.h"
 #include "findings/finding.h"
+#include "net/channel.h"
 #include "serve/admission.h"
 #include "serve/cm_acceptor.h"
+#include "serve/firewall_cache.h"
 #include "serve/log.h"
 #include "serve/server.h"
 #include "sysfs/fs_root.h"
@@ -26,8 +27,10 @@
 namespace rdmacheck::serve {
 
 struct SessionEnd {
-  std::string line;  // logged once the slot is free
-  bool ok = false;   // --one-off's exit status
+  std::string line;       // logged once the slot is free
+  bool ok = false;        // --one-off's exit status
+  bool security = false;  // a key refused or a record changed on the path: Log::security
+  bool counted = false;   // the client was past the handshake: --one-off and --exit-after count it
 };
 
 // The server's own doctor findings, for `check`'s device layer. One report
@@ -53,11 +56,12 @@ struct Shared {
   // doctor's finding when this host lists no RDMA device: the server still
   // answers doctor requests and TCP probes, and refuses RDMA tests with it.
   std::optional<Finding> no_rdma;
+  FirewallCache firewall;  // failed tests' byes: one read every few seconds
 };
 
-// One client on SOCK, in clear until the greeting (PEER: its "addr:port" for the log): its first frame
-// decides what it gets. ACCEPTOR: the rdma_cm listener, or nullptr. Returns
-// the session's end line, which the caller logs once the slot is free.
+// One client on SOCK, in clear until the greeting (PEER: its "addr:port" for the log): its first
+// frame decides what it gets. ACCEPTOR: the rdma_cm listener, or nullptr. Returns the session's end
+// line, which the caller logs once the slot is free.
 SessionEnd session(int id, Channel& sock, const std::string& peer, const ServerOptions& o,
                    CmAcceptor* acceptor, Admission::Ticket& ticket, Shared& shared, Log& log);
 
