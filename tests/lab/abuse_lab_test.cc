@@ -185,5 +185,52 @@ TEST(AbuseLab, ARealCheckPassesWhileAnotherHostAbusesTheServerAndSessionsLeakNot
   for (const auto& q : qps["qps"]) EXPECT_EQ(q["kernel"], true) << qps.dump(2);
 }
 
+// A handshake flood from 75 addresses of one network (h3's 198.18.1.1-75,
+// one connection each, every one the server ends opened again a second
+// later: about 50 a second) fills at most three quarters of h1's handshake
+// slots; the last quarter is kept for other networks, so nine pings from h2
+// (198.18.0.0/24) are all served while it runs. Before slots were counted
+// per network, 9 of 9 such clients were refused. h3 says when the flood
+// holds (every connection answered once), h2 when it is done.
+TEST(AbuseLab, AFloodFrom75AddressesOfOneNetworkLeavesRoomForOtherNetworks) {
+  const auto r = run_lab({
+      "--hosts",
+      "3",
+      "--setup",
+      "h3:for i in $(seq 1 75); do ip addr add 198.18.1.$i/24 dev eth0 || exit 1; done",
+      "--setup",
+      "h1:ip route add 198.18.1.0/24 dev eth0",
+      "--run",
+      "h3:cd /run/lab/h3 && { " LAB_HANDSHAKE_FLOOD
+      " 198.18.0.1 4792 198.18.1.1 75 1 /run/lab/h2/flood-done > flood.log 2>&1 & } && "
+      "until grep -q holding flood.log; do sleep 0.1; done && touch flooding && "
+      "until [ -e /run/lab/h2/flood-done ]; do sleep 0.1; done; wait; cat flood.log",
+      "--run",
+      "h2:until [ -e /run/lab/h3/flooding ]; do sleep 0.1; done; "
+      "for i in $(seq 9); do rdmacheck ping h1 -n 1 --no-ladder --json > /tmp/p$i; done; "
+      "touch /run/lab/h2/flood-done; jq -s 'map(.ok)' /tmp/p?",
+      "--run",
+      "h2:until [ -e /run/lab/h2/flood-done ]; do sleep 0.1; done; cat /run/lab/h1/serve.log",
+  });
+  ASSERT_EQ(run_exit(r, "h2", 0), 0) << r.console;
+  EXPECT_EQ(run_output(r, "h2", 0),
+            nlohmann::json::parse("[true,true,true,true,true,true,true,true,true]"))
+      << r.console;
+  const std::string flood = run_output(r, "h3", 0).get<std::string>();
+  EXPECT_NE(flood.find("flood: holding"), std::string::npos) << flood;
+  long opened = 0, greeted = 0, busy = 0;
+  ASSERT_EQ(std::sscanf(flood.substr(flood.find("flood: ", flood.find("holding"))).c_str(),
+                        "flood: %ld connections, %ld greeted, %ld busy", &opened, &greeted, &busy),
+            3)
+      << flood;
+  EXPECT_GE(greeted, 24) << flood;  // the flood did hold its three quarters
+  EXPECT_GT(busy, 0) << flood;      // and was refused the rest
+  const std::string log = run_output(r, "h2", 1).get<std::string>();
+  EXPECT_NE(log.find("from 198.18.1.0/24 are already in their handshake (the last slots are kept "
+                     "for other networks)"),
+            std::string::npos)
+      << log.substr(0, 4000);
+}
+
 }  // namespace
 }  // namespace rdmacheck::labtest
