@@ -3,9 +3,11 @@
 // what the peer sends, already on a socketpair when this side starts, and then
 // the peer's end closes. The first byte picks the side under test: the server
 // with a raw key, the server with none (it still greets), the server with a
-// key ring (its greeting, then OpenSSL's TLS 1.3 server reading the bytes), or
-// the client with a ring line or a raw key (a fake "server" talking to
-// rdmacheck's client). Either side must end in
+// key ring (its greeting, then OpenSSL's TLS 1.3 server reading the bytes),
+// the server with certificates (mutual TLS: a client's certificate chain is
+// parsed and verified), or the client with a ring line, a raw key or a
+// certificate (a fake "server" talking to rdmacheck's client). The
+// certificates come from tests/pki/make-test-pki, made once per run. Either side must end in
 // bounded time with a value or a typed refusal; a crash, a sanitizer report or
 // a hang fails.
 #include <sys/socket.h>
@@ -13,13 +15,39 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "base/deadline.h"
 #include "base/fd.h"
 #include "proto/auth.h"
+
+namespace {
+
+// The test PKI's server and client contexts, made once (the openssl CLI).
+struct Pki {
+  rdmacheck::TlsCerts server;
+  rdmacheck::TlsCerts client;
+  Pki() {
+    char dir[] = "/tmp/rdmacheck-fuzz-pki-XXXXXX";
+    if (::mkdtemp(dir) == nullptr) std::abort();
+    const std::string d = dir;
+    const std::string make = std::string(RDMACHECK_FIXTURES) + "/../pki/make-test-pki " + d;
+    if (std::system(make.c_str()) != 0) std::abort();
+    auto s = rdmacheck::TlsCertContext::load(
+        {d + "/server.pem", d + "/server.key", d + "/ca.pem", d + "/crl.pem"}, true);
+    auto c =
+        rdmacheck::TlsCertContext::load({d + "/h2.pem", d + "/h2.key", d + "/ca.pem", ""}, false);
+    if (!s || !c) std::abort();
+    server = *s;
+    client = *c;
+  }
+};
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace rdmacheck;
@@ -36,7 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const auto ring = std::make_shared<const proto::KeyRing>(
       *proto::KeyRing::parse(proto::ring_line("fuzz", "0123456789abcdefghijklmnopqrstuv"), "fuzz"));
   const proto::Psk line{"fuzz.key", "0123456789abcdefghijklmnopqrstuv", "fuzz"};
-  switch (data[0] % 5) {
+  static const Pki* pki = new Pki();
+  switch (data[0] % 7) {
     case 0:
       (void)proto::greet_client(mine, proto::ServerKeys{{key}, nullptr}, d);
       break;
@@ -48,6 +77,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 3:
       (void)proto::meet_server(mine, line, "fuzz", d);
+      break;
+    case 5: {
+      proto::ServerKeys keys;
+      keys.certs = pki->server;
+      (void)proto::greet_client(mine, keys, d);
+      break;
+    }
+    case 6:
+      (void)proto::meet_server(mine, proto::Psk{"h2.pem", "", "", pki->client}, "h1", d);
       break;
     default:
       (void)proto::meet_server(mine, key, "fuzz", d);

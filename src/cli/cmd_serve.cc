@@ -23,6 +23,7 @@ Runner attach_serve(CLI::App& app) {
     serve::ServerOptions s;
     double session_timeout_s = 120;
     std::vector<std::string> psk_files;
+    TlsCertFiles tls;
     std::vector<std::string> allow;
     bool no_share_doctor = false;
     uint32_t max_pinned_mib = 0;  // 0: the default budget
@@ -40,6 +41,20 @@ Runner attach_serve(CLI::App& app) {
       "--ring FILE` adds a client; SIGHUP re-reads; repeatable, identities merged). A raw key "
       "file (the older form: a challenge-response, then frames in clear) works too, twice while "
       "rolling it");
+  auto* cert = app.add_option("--tls-cert", o->tls.cert,
+                              "certificate mode instead of keys (mutual TLS 1.3): this server's "
+                              "certificate (PEM, then its chain); clients verify it against their "
+                              "--tls-ca and the name they dialled")
+                   ->excludes(psk);
+  app.add_option("--tls-key", o->tls.key, "the private key of --tls-cert (PEM)")->needs(cert);
+  app.add_option("--tls-ca", o->tls.ca,
+                 "the CA whose clients are admitted (PEM); the identity is the client "
+                 "certificate's CN")
+      ->needs(cert);
+  app.add_option("--tls-crl", o->tls.crl,
+                 "revoked client certificates (PEM CRL of --tls-ca); SIGHUP re-reads it")
+      ->needs(cert);
+  cert->needs(app.get_option("--tls-key"))->needs(app.get_option("--tls-ca"));
   app.add_option("--allow", o->allow,
                  "admit only clients from this address or network (IPv4 or IPv6, "
                  "e.g. 10.0.0.0/8, fd00::/8, 198.18.0.2); repeatable. Checked at accept, for TCP "
@@ -47,7 +62,8 @@ Runner attach_serve(CLI::App& app) {
   app.add_flag("--insecure", o->s.insecure,
                "serve without a key and without --allow: anyone who reaches the port may run "
                "tests and read the doctor report")
-      ->excludes(psk);
+      ->excludes(psk)
+      ->excludes(cert);
   app.add_flag("--no-share-doctor", o->no_share_doctor,
                "refuse doctor requests (the host's name, kernel, GIDs, firewall rules) and "
                "leave the firewall out of failed tests' byes");
@@ -97,13 +113,16 @@ Runner attach_serve(CLI::App& app) {
                "client without the key does not count) and exit with its status")
       ->excludes(exit_after);
   app.footer(
-      "Who may use the server: every client proves its key (--psk-file), or comes from an\n"
+      "Who may use the server: every client proves its key (--psk-file) or certificate\n"
+      "(--tls-cert), or comes from an\n"
       "--allow'ed network, or both; without either, serve starts only with --insecure.\n"
       "One key per client, in a key ring (TLS 1.3, every frame encrypted and authenticated):\n"
       "  rdmacheck keygen client1 --ring /etc/rdmacheck/ring > client1.key   (on the server)\n"
       "  copy client1.key to client1 (mode 600); there: --psk-file client1.key\n"
       "Revoke: delete the client's line from the ring, then kill -HUP the server: it is refused\n"
       "from its next connection on. A key file that group or others may read is refused.\n"
+      "With a PKI instead: --tls-cert, --tls-key, --tls-ca (and --tls-crl; SIGHUP re-reads):\n"
+      "mutual TLS; clients give theirs with the same options and check the server's name.\n"
       "The server connects a session's QP only to the GID of the client's own address, so no\n"
       "client can aim its traffic at another host.\n"
       "Bounds: --max-handshakes connections may be in their handshake at once (a few per\n"
@@ -165,6 +184,14 @@ Runner attach_serve(CLI::App& app) {
                    "(give clients ring lines: rdmacheck keygen NAME --ring RING)\n");
       return 2;
     }
+    if (!o->tls.cert.empty()) {
+      auto c = serve::CertStore::load(o->tls);
+      if (!c) {
+        std::fprintf(stderr, "rdmacheck serve: %s\n", c.error().message().c_str());
+        return 2;
+      }
+      s.certs = std::move(*c);
+    }
     if (!rings.empty()) {
       auto r = proto::KeyRingFiles::load(rings);
       if (!r) {
@@ -172,6 +199,8 @@ Runner attach_serve(CLI::App& app) {
         return 2;
       }
       s.rings = std::move(*r);
+    }
+    if (s.rings || s.certs) {
       struct sigaction sa {};
       sa.sa_handler = on_serve_hup;
       sigemptyset(&sa.sa_mask);

@@ -101,9 +101,24 @@ void add_target_options(CLI::App& app, conn::Target& t, TargetFlags f) {
   app.add_option("-S,--sl", t.sl, "service level of both hosts' QPs, as perftest's -S")
       ->check(CLI::Range(0, 15));
   app.add_option("--psk-file", t.psk_file,
-                 "the pre-shared key the server requires (serve --psk-file): a file of 32..4096 "
-                 "bytes that only its owner may read")
+                 "this client's key for the server (serve --psk-file): its line of "
+                 "the server's key ring (rdmacheck keygen prints it), or the "
+                 "server's raw key; only its owner may read it")
       ->envname("RDMACHECK_PSK_FILE");
+  auto* cert = app.add_option("--tls-cert", t.tls_cert,
+                              "certificate mode (serve --tls-cert): this client's certificate "
+                              "(PEM, then its chain); with --tls-key and --tls-ca; it takes the "
+                              "place of --psk-file and RDMACHECK_PSK_FILE")
+                   ->envname("RDMACHECK_TLS_CERT");
+  app.add_option("--tls-key", t.tls_key, "the private key of --tls-cert (PEM)")
+      ->envname("RDMACHECK_TLS_KEY")
+      ->needs(cert);
+  app.add_option("--tls-ca", t.tls_ca,
+                 "the CA that signs the server's certificate (PEM); the certificate must name "
+                 "the host given")
+      ->envname("RDMACHECK_TLS_CA")
+      ->needs(cert);
+  cert->needs(app.get_option("--tls-key"))->needs(app.get_option("--tls-ca"));
   if (f.path_mtu) {
     app.add_option("-m,--mtu", t.path_mtu,
                    "path MTU of both QPs in bytes (256, 512, 1024, 2048, 4096), as perftest's -m; "

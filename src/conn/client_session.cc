@@ -129,7 +129,15 @@ Result<Channel, SessionFailure> connect_to_server(const Target& t, Deadline end,
                                                   std::vector<std::string>* retried) {
   // The key first: a bad key file is this host's to fix, whatever the server says.
   std::optional<proto::Psk> key;
-  if (!t.psk_file.empty()) {
+  if (!t.tls_cert.empty()) {
+    auto certs = TlsCertContext::load({t.tls_cert, t.tls_key, t.tls_ca, ""}, false);
+    if (!certs) {
+      SessionFailure f = failure(Stage::kAuth, certs.error());
+      f.auth = proto::AuthFailure::kKeyFileUnreadable;
+      return f;
+    }
+    key = proto::Psk{t.tls_cert, "", "", *certs};
+  } else if (!t.psk_file.empty()) {
     auto k = proto::load_psk(t.psk_file);
     if (!k) {
       SessionFailure f = failure(Stage::kAuth, k.error().error);

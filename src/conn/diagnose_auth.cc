@@ -41,13 +41,18 @@ Finding auth_finding(const ConnObservation& o) {
       fix =
           "with a key ring (TLS), the server's log names the cause: an identity it does not hold "
           "(never added, or revoked: add it with `rdmacheck keygen NAME --ring RING`, then kill "
-          "-HUP the server) or another key for it (give this client its current line); with a "
-          "raw key file, use the one the server uses (while keys are rolled it accepts both)";
+          "-HUP the server) or another key for it (give this client its current line); with "
+          "certificates, another CA, expired or revoked (give it a current certificate from the "
+          "server's --tls-ca); with a raw key file, use the one the server uses (while keys are "
+          "rolled it accepts both)";
       break;
     case AuthFailure::kServerUnproven:
       id = FindingId::kAuthServerUnproven;
-      summary = fmt::format("{} could not prove that it holds this client's key", o.host);
-      fix = "make sure the address reaches the right server and that it was given the same key";
+      summary = fmt::format("{} could not prove who it is", o.host);
+      fix =
+          "make sure the address reaches the right server; with a key, that it was given the same "
+          "key; with certificates, connect by a name its certificate holds (DNS or IP "
+          "subjectAltName) and give --tls-ca the CA that signed it";
       break;
     case AuthFailure::kServerUnkeyed:
       id = FindingId::kAuthServerUnkeyed;

@@ -34,6 +34,10 @@ struct Target {
   int tos = -1;
   // --psk-file / RDMACHECK_PSK_FILE: the key this client proves to the server ("" = none).
   std::string psk_file;
+  // --tls-cert, --tls-key, --tls-ca: certificate mode (mutual TLS) instead of a key.
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_ca;
   // -m: the largest path MTU both QPs may use, in bytes (256..4096); 0 = the
   // smaller of the two ports' active MTUs, which also caps it.
   int path_mtu = 0;

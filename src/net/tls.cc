@@ -2,8 +2,6 @@
 
 #include <arpa/inet.h>
 #include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -13,44 +11,12 @@
 #include <cstring>
 
 #include "net/tls_fault.h"
+#include "net/tls_state.h"
 
 namespace rdmacheck {
 namespace {
 
-// One suite: a PSK's hash must match the suite's; AES-GCM is what CPUs accelerate.
-constexpr std::array<unsigned char, 2> kAes128GcmSha256 = {0x13, 0x01};
 constexpr const char* kSuites = "TLS_AES_128_GCM_SHA256";
-constexpr std::string_view kPskLabel = "rdmacheck TLS 1.3 external PSK v1";
-
-struct OpenSslFree {
-  void operator()(SSL_CTX* c) const noexcept { SSL_CTX_free(c); }
-  void operator()(SSL* s) const noexcept { SSL_free(s); }
-};
-
-std::string derive_psk(const std::string& secret) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> out{};
-  unsigned int len = 0;
-  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
-       reinterpret_cast<const unsigned char*>(kPskLabel.data()), kPskLabel.size(), out.data(),
-       &len);
-  return {reinterpret_cast<const char*>(out.data()), len};
-}
-
-// The session that carries a PSK into OpenSSL (its "master key"), which frees it.
-SSL_SESSION* psk_session(SSL* ssl, const std::string& secret) {
-  const SSL_CIPHER* cipher = SSL_CIPHER_find(ssl, kAes128GcmSha256.data());
-  SSL_SESSION* s = cipher != nullptr ? SSL_SESSION_new() : nullptr;
-  if (s == nullptr) return nullptr;
-  const std::string psk = derive_psk(secret);
-  if (SSL_SESSION_set1_master_key(s, reinterpret_cast<const unsigned char*>(psk.data()),
-                                  psk.size()) != 1 ||
-      SSL_SESSION_set_cipher(s, cipher) != 1 ||
-      SSL_SESSION_set_protocol_version(s, TLS1_3_VERSION) != 1) {
-    SSL_SESSION_free(s);
-    return nullptr;
-  }
-  return s;
-}
 
 // Every error OpenSSL queued, "; "-separated, and the queue emptied.
 std::string openssl_errors() {
@@ -63,57 +29,9 @@ std::string openssl_errors() {
   return out;
 }
 
-}  // namespace
-
-namespace detail {
-
-struct TlsState {
-  int fd = -1;
-  bool server = false;
-  std::unique_ptr<SSL_CTX, OpenSslFree> ctx;
-  std::unique_ptr<SSL, OpenSslFree> ssl;
-  BIO* in = nullptr;   // what came from the peer, for OpenSSL to read (owned by ssl)
-  BIO* out = nullptr;  // what OpenSSL wrote, for the peer (owned by ssl)
-  TlsKey key;          // the client's
-  TlsChannel::KeyLookup keys;
-  std::string identity;
-  std::string sni;
-  bool unknown_identity = false;  // the server had no key for the client's identity
-  bool heard = false;             // any byte from the peer yet
-  std::string plain;              // decrypted bytes not yet taken by recv_frame
-};
-
-}  // namespace detail
-
-namespace {
-
+using detail::find_session;
 using detail::TlsState;
-
-TlsState* state_of(SSL* ssl) { return static_cast<TlsState*>(SSL_get_app_data(ssl)); }
-
-int use_session(SSL* ssl, const EVP_MD* md, const unsigned char** id, size_t* idlen,
-                SSL_SESSION** sess) {
-  TlsState* st = state_of(ssl);
-  if (md != nullptr && EVP_MD_get_size(md) != 32) return 0;  // only SHA-256 suites are offered
-  *sess = psk_session(ssl, st->key.secret);
-  if (*sess == nullptr) return 0;
-  *id = reinterpret_cast<const unsigned char*>(st->key.identity.data());
-  *idlen = st->key.identity.size();
-  return 1;
-}
-
-int find_session(SSL* ssl, const unsigned char* identity, size_t len, SSL_SESSION** sess) {
-  TlsState* st = state_of(ssl);
-  st->identity.assign(reinterpret_cast<const char*>(identity), len);
-  *sess = nullptr;
-  const auto secret = st->keys ? st->keys(st->identity) : std::nullopt;
-  if (!secret) {
-    st->unknown_identity = true;
-    return 1;  // no PSK: without a certificate the handshake then fails, which says so
-  }
-  *sess = psk_session(ssl, *secret);
-  return *sess != nullptr ? 1 : 0;
-}
+using detail::use_session;
 
 Result<Unit, TlsError> wait_for(int fd, short events, Deadline d, const char* what) {
   pollfd p{fd, events, 0};
@@ -188,6 +106,9 @@ TlsError classify(TlsState& st, const char* what) {
   f.heard = st.heard;
   f.identity = st.identity;
   f.own_identity = st.key.identity;
+  f.certificates = st.certs != nullptr;
+  f.verify = SSL_get_verify_result(st.ssl.get());
+  f.server_name = st.sni;
   return detail::classify_tls_failure(f, what);
 }
 
@@ -218,26 +139,33 @@ Result<int, TlsError> drive(TlsState& st, Op op, Deadline d, const char* what) {
   }
 }
 
-Result<std::unique_ptr<TlsState>, TlsError> new_state(const Fd& fd, bool server) {
+// A connection's state: with CERTS their shared context, else one of its
+// own for pre-shared keys.
+Result<std::unique_ptr<TlsState>, TlsError> new_state(const Fd& fd, bool server,
+                                                      TlsCerts certs = nullptr) {
   auto st = std::make_unique<TlsState>();
   st->fd = fd.get();
   st->server = server;
+  st->certs = std::move(certs);
   auto fail = [](const char* call) {
     return TlsError{TlsFault::kProtocol, plain_error(call, openssl_errors())};
   };
-  st->ctx.reset(SSL_CTX_new(server ? TLS_server_method() : TLS_client_method()));
-  if (!st->ctx) return fail("SSL_CTX_new");
-  SSL_CTX* ctx = st->ctx.get();
-  if (SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) != 1 ||
-      SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) != 1 ||
-      SSL_CTX_set_ciphersuites(ctx, kSuites) != 1) {
-    return fail("SSL_CTX_set_ciphersuites");
-  }
-  if (server) {
-    SSL_CTX_set_num_tickets(ctx, 0);  // nothing to resume: each connection proves its key
-    SSL_CTX_set_psk_find_session_callback(ctx, find_session);
-  } else {
-    SSL_CTX_set_psk_use_session_callback(ctx, use_session);
+  SSL_CTX* ctx = st->certs ? static_cast<SSL_CTX*>(st->certs->ctx()) : nullptr;
+  if (ctx == nullptr) {
+    st->ctx.reset(SSL_CTX_new(server ? TLS_server_method() : TLS_client_method()));
+    if (!st->ctx) return fail("SSL_CTX_new");
+    ctx = st->ctx.get();
+    if (SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) != 1 ||
+        SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) != 1 ||
+        SSL_CTX_set_ciphersuites(ctx, kSuites) != 1) {
+      return fail("SSL_CTX_set_ciphersuites");
+    }
+    if (server) {
+      SSL_CTX_set_num_tickets(ctx, 0);  // nothing to resume: each connection proves its key
+      SSL_CTX_set_psk_find_session_callback(ctx, find_session);
+    } else {
+      SSL_CTX_set_psk_use_session_callback(ctx, use_session);
+    }
   }
   st->ssl.reset(SSL_new(ctx));
   if (!st->ssl) return fail("SSL_new");
@@ -260,40 +188,82 @@ TlsChannel::TlsChannel(TlsChannel&&) noexcept = default;
 TlsChannel& TlsChannel::operator=(TlsChannel&&) noexcept = default;
 TlsChannel::~TlsChannel() = default;
 
+namespace {
+
+// The client's handshake on ST, sending SERVER_NAME as SNI.
+Result<std::unique_ptr<TlsState>, TlsError> client_handshake(std::unique_ptr<TlsState> st,
+                                                             const std::string& server_name,
+                                                             Deadline d) {
+  SSL* ssl = st->ssl.get();
+  st->sni = server_name;
+  if (!server_name.empty() && SSL_set_tlsext_host_name(ssl, server_name.c_str()) != 1) {
+    return TlsError{TlsFault::kProtocol, plain_error("SNI", openssl_errors())};
+  }
+  if (st->certs && !detail::expect_server_name(ssl, server_name)) {
+    return TlsError{TlsFault::kProtocol, plain_error("server name", openssl_errors())};
+  }
+  SSL_set_connect_state(ssl);
+  if (auto r = drive(
+          *st, [ssl] { return SSL_do_handshake(ssl); }, d, "TLS handshake");
+      !r) {
+    return r.error();
+  }
+  if (st->certs) st->identity = detail::peer_common_name(ssl);
+  return st;
+}
+
+// The server's handshake on ST.
+Result<std::unique_ptr<TlsState>, TlsError> server_handshake(std::unique_ptr<TlsState> st,
+                                                             Deadline d) {
+  SSL* ssl = st->ssl.get();
+  SSL_set_accept_state(ssl);
+  if (auto r = drive(
+          *st, [ssl] { return SSL_do_handshake(ssl); }, d, "TLS handshake");
+      !r) {
+    return r.error();
+  }
+  if (const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name)) st->sni = name;
+  if (st->certs) st->identity = detail::peer_common_name(ssl);
+  return st;
+}
+
+}  // namespace
+
 Result<TlsChannel, TlsError> TlsChannel::connect(const Fd& fd, const TlsKey& key,
                                                  const std::string& server_name, Deadline d) {
   auto st = new_state(fd, false);
   if (!st) return st.error();
-  TlsState& s = **st;
-  s.key = key;
-  s.identity = key.identity;
-  SSL* ssl = s.ssl.get();
-  if (!server_name.empty() && SSL_set_tlsext_host_name(ssl, server_name.c_str()) != 1) {
-    return TlsError{TlsFault::kProtocol, plain_error("SNI", openssl_errors())};
-  }
-  SSL_set_connect_state(ssl);
-  if (auto r = drive(
-          s, [ssl] { return SSL_do_handshake(ssl); }, d, "TLS handshake");
-      !r) {
-    return r.error();
-  }
-  return TlsChannel(std::move(*st));
+  (*st)->key = key;
+  (*st)->identity = key.identity;
+  auto done = client_handshake(std::move(*st), server_name, d);
+  if (!done) return done.error();
+  return TlsChannel(std::move(*done));
+}
+
+Result<TlsChannel, TlsError> TlsChannel::connect(const Fd& fd, const TlsCerts& certs,
+                                                 const std::string& server_name, Deadline d) {
+  auto st = new_state(fd, false, certs);
+  if (!st) return st.error();
+  auto done = client_handshake(std::move(*st), server_name, d);
+  if (!done) return done.error();
+  return TlsChannel(std::move(*done));
 }
 
 Result<TlsChannel, TlsError> TlsChannel::accept(const Fd& fd, KeyLookup keys, Deadline d) {
   auto st = new_state(fd, true);
   if (!st) return st.error();
-  TlsState& s = **st;
-  s.keys = std::move(keys);
-  SSL* ssl = s.ssl.get();
-  SSL_set_accept_state(ssl);
-  if (auto r = drive(
-          s, [ssl] { return SSL_do_handshake(ssl); }, d, "TLS handshake");
-      !r) {
-    return r.error();
-  }
-  if (const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name)) s.sni = name;
-  return TlsChannel(std::move(*st));
+  (*st)->keys = std::move(keys);
+  auto done = server_handshake(std::move(*st), d);
+  if (!done) return done.error();
+  return TlsChannel(std::move(*done));
+}
+
+Result<TlsChannel, TlsError> TlsChannel::accept(const Fd& fd, const TlsCerts& certs, Deadline d) {
+  auto st = new_state(fd, true, certs);
+  if (!st) return st.error();
+  auto done = server_handshake(std::move(*st), d);
+  if (!done) return done.error();
+  return TlsChannel(std::move(*done));
 }
 
 Result<Unit, TlsError> TlsChannel::send_frame(const nlohmann::json& msg, Deadline d) {

@@ -47,6 +47,8 @@ enum class TlsFault {
   kRefused,          // (client) the server ended the handshake: it does not know this identity
                      // or holds another key for it (only the server can tell which)
   kTampered,         // a record failed its integrity check: changed on the path
+  kUnverified,       // (certificates) the peer's certificate does not verify: another CA,
+                     // expired, revoked, or (client) it does not name the host dialled
   kProtocol,         // any other TLS failure; the message has OpenSSL's reason or the alert
 };
 
@@ -54,6 +56,36 @@ struct TlsError {
   TlsFault fault = TlsFault::kIo;
   Error error;
 };
+
+// Certificate mode (mutual TLS): each side presents its certificate chain;
+// each verifies the other's against CA. A client also checks that the
+// server's certificate names the host it dialled (a DNS name or an IP
+// address in its subjectAltName); a server checks the client's against CRL
+// (when given: a revoked certificate is refused). Loaded once and shared by
+// every connection; a reload (SIGHUP) loads a new one. Files are PEM.
+struct TlsCertFiles {
+  std::string cert;  // this side's certificate, then its chain
+  std::string key;   // its private key
+  std::string ca;    // the CA that signs the peer's
+  std::string crl;   // (server, optional) revoked client certificates
+};
+class TlsCertContext {
+ public:
+  static Result<std::shared_ptr<const TlsCertContext>> load(const TlsCertFiles& files, bool server);
+  ~TlsCertContext();
+  TlsCertContext(const TlsCertContext&) = delete;
+  TlsCertContext& operator=(const TlsCertContext&) = delete;
+  [[nodiscard]] void* ctx() const { return ctx_; }  // SSL_CTX*
+  [[nodiscard]] const TlsCertFiles& files() const { return files_; }
+  [[nodiscard]] const std::string& subject() const { return subject_; }  // this side's CN
+
+ private:
+  TlsCertContext() = default;
+  void* ctx_ = nullptr;
+  TlsCertFiles files_;
+  std::string subject_;
+};
+using TlsCerts = std::shared_ptr<const TlsCertContext>;
 
 class TlsChannel {
  public:
@@ -66,6 +98,10 @@ class TlsChannel {
                                               const std::string& server_name, Deadline d);
   // The server's handshake: KEYS answers for the identity the client names.
   static Result<TlsChannel, TlsError> accept(const Fd& fd, KeyLookup keys, Deadline d);
+  // The same with certificates; identity() is then the peer certificate's CN.
+  static Result<TlsChannel, TlsError> connect(const Fd& fd, const TlsCerts& certs,
+                                              const std::string& server_name, Deadline d);
+  static Result<TlsChannel, TlsError> accept(const Fd& fd, const TlsCerts& certs, Deadline d);
 
   TlsChannel(TlsChannel&&) noexcept;
   TlsChannel& operator=(TlsChannel&&) noexcept;
@@ -81,7 +117,8 @@ class TlsChannel {
   // decrypted and not yet a whole frame): polling the socket would miss them.
   [[nodiscard]] bool buffered() const;
 
-  // The identity the client named (both sides).
+  // The identity the client named (both sides); with certificates, the
+  // peer certificate's subject CN.
   [[nodiscard]] const std::string& identity() const;
   // The name the client dialled (SNI), as the server received it; "" without one.
   [[nodiscard]] const std::string& server_name() const;

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 #include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
 
 namespace rdmacheck::detail {
 namespace {
@@ -24,6 +25,43 @@ bool is_not_tls(int reason) {
   }
 }
 
+// Alerts a server sends when it refuses a client's certificate.
+bool certificate_refused(int reason) {
+  switch (reason) {
+    case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
+    case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN:
+    case SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE:
+    case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
+    case SSL_R_TLSV1_ALERT_ACCESS_DENIED:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Why this side did not accept the peer's certificate (or its absence).
+TlsError unverified(const TlsFailureFacts& f, const char* what) {
+  const std::string why = X509_verify_cert_error_string(f.verify);
+  std::string text;
+  if (f.server) {
+    text = f.reason == SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE
+               ? "the client sent no certificate (give it --tls-cert and --tls-key)"
+               : fmt::format("the client's certificate does not verify: {}", why);
+  } else if (f.verify == X509_V_ERR_HOSTNAME_MISMATCH ||
+             f.verify == X509_V_ERR_IP_ADDRESS_MISMATCH) {
+    text = fmt::format(
+        "the server's certificate does not name '{}', the host dialled: connect by a name it "
+        "holds, or give the server a certificate that holds this one",
+        f.server_name);
+  } else {
+    text = fmt::format("the server's certificate does not verify against --tls-ca: {}", why);
+  }
+  return TlsError{TlsFault::kUnverified, plain_error(what, text)};
+}
+
 }  // namespace
 
 TlsError classify_tls_failure(const TlsFailureFacts& f, const char* what) {
@@ -37,6 +75,15 @@ TlsError classify_tls_failure(const TlsFailureFacts& f, const char* what) {
                     plain_error(what, fmt::format("the client named identity '{}', which this "
                                                   "server holds no key for (unknown, or revoked)",
                                                   f.identity))};
+  }
+  if (f.certificates && (f.reason == SSL_R_CERTIFICATE_VERIFY_FAILED ||
+                         f.reason == SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE)) {
+    return unverified(f, what);
+  }
+  if (f.certificates && !f.server && certificate_refused(f.reason)) {
+    return err(TlsFault::kRefused,
+               "the server refused this client's certificate (another CA, expired or revoked); "
+               "the server's log says which");
   }
   if (f.reason == SSL_R_BINDER_DOES_NOT_VERIFY) {
     return err(TlsFault::kKeyMismatch,

@@ -3,6 +3,8 @@
 // a file of its own so that each cause reads as one rule.
 #pragma once
 
+#include <openssl/types.h>
+
 #include <string>
 
 #include "net/tls.h"
@@ -19,8 +21,16 @@ struct TlsFailureFacts {
   bool errno_set = false;         // the socket side left an errno
   std::string identity;           // (server) the identity the client named
   std::string own_identity;       // (client) the identity this side offered
+  bool certificates = false;      // certificate mode (mutual TLS), not key rings
+  long verify = 0;                // SSL_get_verify_result: why the peer's certificate failed
+  std::string server_name;        // (client) the name it dialled
 };
 
 TlsError classify_tls_failure(const TlsFailureFacts& f, const char* what);
+
+// Certificate mode (net/tls_cert.cc): the peer certificate's subject CN, and
+// the name (or address) the server's certificate must hold.
+std::string peer_common_name(SSL* ssl);
+bool expect_server_name(SSL* ssl, const std::string& name);
 
 }  // namespace rdmacheck::detail

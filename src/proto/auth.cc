@@ -112,15 +112,20 @@ AuthError tls_auth_error(AuthFailure kind, const TlsError& e) {
   return AuthError{kind, tls_error_text(e), false};
 }
 
-// The server's half with a key ring: TLS, the identity looked up in RING.
-Result<Admitted, AuthError> accept_tls(Channel& c, const std::shared_ptr<const KeyRing>& ring,
-                                       Deadline d) {
-  auto tls = TlsChannel::accept(
-      c.fd(), [ring](const std::string& identity) { return ring->find(identity); }, d);
+// The server's half with a key ring (TLS, the identity looked up in RING)
+// or with certificates (CERTS: mutual TLS).
+Result<Admitted, AuthError> accept_tls(Channel& c, const ServerKeys& keys, Deadline d) {
+  const auto ring = keys.ring;
+  auto tls =
+      keys.certs
+          ? TlsChannel::accept(c.fd(), keys.certs, d)
+          : TlsChannel::accept(
+                c.fd(), [ring](const std::string& identity) { return ring->find(identity); }, d);
   if (!tls) {
     switch (tls.error().fault) {
       case TlsFault::kUnknownIdentity:
       case TlsFault::kKeyMismatch:
+      case TlsFault::kUnverified:
         return tls_auth_error(AuthFailure::kFailed, tls.error());
       case TlsFault::kNotTls: {
         AuthError e = tls_auth_error(AuthFailure::kRequired, tls.error());
@@ -133,21 +138,40 @@ Result<Admitted, AuthError> accept_tls(Channel& c, const std::shared_ptr<const K
         return tls_auth_error(AuthFailure::kProtocol, tls.error());
     }
   }
+  // With certificates TLS 1.3 lets the client finish before the server has
+  // checked its certificate: an auth-ok tells it that the server did.
+  if (keys.certs) {
+    auto ok =
+        tls->send_frame({{"type", type_name(MessageType::kAuthOk)}, {"version", kVersion}}, d);
+    if (!ok) return tls_auth_error(AuthFailure::kProtocol, ok.error());
+  }
   Admitted who;
   who.identity = tls->identity();
   c.secure(std::move(*tls));
-  who.log_name = fmt::format("identity {}, {}", who.identity, c.protection());
+  who.log_name = fmt::format("{} {}, {}", keys.certs ? "certificate" : "identity", who.identity,
+                             c.protection());
   return who;
 }
 
-// The client's half: TLS with its ring line.
+// The client's half: TLS with its ring line, or its certificate.
 Result<Unit, AuthError> connect_tls(Channel& c, const Psk& key, const std::string& server_name,
                                     Deadline d) {
-  auto tls = TlsChannel::connect(c.fd(), TlsKey{key.identity, key.key}, server_name, d);
+  auto tls = key.certs ? TlsChannel::connect(c.fd(), key.certs, server_name, d)
+                       : TlsChannel::connect(c.fd(), TlsKey{key.identity, key.key}, server_name, d);
+  if (tls && key.certs) {  // the server's word that it accepted this client's certificate
+    auto ok = tls->recv_frame(d, kMaxAuthFrame);
+    if (!ok) {
+      tls = ok.error();
+    } else if (type_of(*ok) != MessageType::kAuthOk) {
+      return auth_error(AuthFailure::kProtocol, "expected the server's auth-ok after TLS");
+    }
+  }
   if (!tls) {
     switch (tls.error().fault) {
       case TlsFault::kRefused:
         return tls_auth_error(AuthFailure::kFailed, tls.error());
+      case TlsFault::kUnverified:
+        return tls_auth_error(AuthFailure::kServerUnproven, tls.error());
       default:
         return tls_auth_error(AuthFailure::kProtocol, tls.error());
     }
@@ -189,14 +213,15 @@ Result<Admitted, AuthError> greet_client(Channel& sock, const ServerKeys& all, D
   const Nonce ns = fresh_nonce();
   json greeting = {{"type", type_name(MessageType::kGreeting)},
                    {"version", kVersion},
-                   {"auth", all.ring       ? "tls-psk"
+                   {"auth", all.certs      ? "tls-cert"
+                            : all.ring     ? "tls-psk"
                             : keys.empty() ? "none"
                                            : "psk"}};
   if (!keys.empty()) greeting["nonce"] = hex(ns);
   if (auto s = send_frame(sock, greeting, d); !s) {
     return AuthError{AuthFailure::kProtocol, s.error(), false};
   }
-  if (all.ring) return accept_tls(sock, all.ring, d);
+  if (all.ring || all.certs) return accept_tls(sock, all, d);
   if (keys.empty()) return Admitted{};
   auto refuse = [&](AuthFailure code, const std::string& text) -> AuthError {
     (void)send_frame(sock, refusal_message(code, text), d);
@@ -277,6 +302,24 @@ Result<Unit, AuthError> meet_server(Channel& sock, const std::optional<Psk>& key
         key->file);
     (void)send_frame(sock, error_message("client refused: " + text), d);
     return auth_error(AuthFailure::kServerUnkeyed, text);
+  }
+  if (mode == "tls-cert") {
+    if (!key || !key->certs) {
+      const std::string text =
+          "the server takes certificates (mutual TLS) and this client has none: give it "
+          "--tls-cert, --tls-key and --tls-ca";
+      (void)send_frame(sock, error_message("client refused: " + text), d);
+      return auth_error(key ? AuthFailure::kFailed : AuthFailure::kRequired, text);
+    }
+    return connect_tls(sock, *key, server_name, d);
+  }
+  if (key && key->certs) {
+    const std::string text = fmt::format(
+        "this client has a certificate ({}) and the server takes {}: give the server --tls-cert "
+        "(or this client the server's kind of key)",
+        key->file, mode == "none" ? "no key" : "pre-shared keys");
+    (void)send_frame(sock, error_message("client refused: " + text), d);
+    return auth_error(mode == "none" ? AuthFailure::kServerUnkeyed : AuthFailure::kFailed, text);
   }
   if (mode == "tls-psk") {
     if (!key) {

@@ -7,6 +7,11 @@
 // keys (net/tls.h) on the same socket, the client naming its identity; every
 // frame after it is encrypted and integrity-protected (net/channel.h).
 //
+// "tls-cert" (certificates, net/tls.h TlsCertContext): mutual TLS 1.3 on the
+// same socket; the client checks that the server's certificate names the
+// host it dialled, the server that the client's verifies against its CA
+// (and CRL); the identity is the client certificate's CN.
+//
 // "psk" (a raw key file, the older form): a challenge and response, after
 // which frames travel in clear:
 //
@@ -70,6 +75,8 @@ struct Psk {
   // A ring line's identity (the file is one `IDENTITY HEX` line, as `keygen`
   // writes it): the client meets a "tls-psk" server with it. "" for a raw key.
   std::string identity;
+  // Certificate mode instead of a key (--tls-cert): FILE names the certificate.
+  TlsCerts certs;
 };
 
 struct AuthError {
@@ -95,7 +102,8 @@ Result<bool> is_key_ring(const std::string& file);
 struct ServerKeys {
   std::vector<Psk> raw;
   std::shared_ptr<const KeyRing> ring;
-  [[nodiscard]] bool empty() const { return raw.empty() && !ring; }
+  TlsCerts certs;  // certificate mode, instead of either
+  [[nodiscard]] bool empty() const { return raw.empty() && !ring && !certs; }
 };
 
 // Who the client proved to be: the index of the raw key, or the identity of

@@ -42,16 +42,6 @@ std::optional<std::string> from_hex(const std::string& hex) {
 
 }  // namespace
 
-bool is_systemd_credential(const std::string& file) {
-  const char* dir = std::getenv("CREDENTIALS_DIRECTORY");
-  if (dir == nullptr || *dir == '\0') return false;
-  std::error_code ec;
-  const auto d = std::filesystem::weakly_canonical(dir, ec);
-  const auto f = std::filesystem::weakly_canonical(file, ec);
-  if (ec) return false;
-  return f.parent_path() == d;
-}
-
 std::optional<std::string> weak_key(const std::string& key) {
   if (key.size() < kMinRingKeyBytes) {
     return fmt::format("{} bytes of key, at least {} are needed", key.size(), kMinRingKeyBytes);

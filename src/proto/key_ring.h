@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "base/secret_file.h"
 
 namespace rdmacheck::proto {
 
@@ -26,11 +27,6 @@ constexpr size_t kMaxRingBytes = 1 << 20;  // about 6,000 identities
 
 // Why KEY is too weak to use, or nullopt.
 std::optional<std::string> weak_key(const std::string& key);
-
-// True when FILE lies in the directory systemd handed this service its
-// credentials in ($CREDENTIALS_DIRECTORY): systemd sets their mode and ACL
-// (a group ACL reads as mode 0440), not the operator.
-bool is_systemd_credential(const std::string& file);
 
 // What an identity may be: a host name, an address, a user@host.
 bool valid_identity(const std::string& identity);

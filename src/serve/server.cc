@@ -55,12 +55,27 @@ struct Running {
   std::shared_ptr<std::atomic<bool>> counted;  // SessionEnd::counted
 };
 
+}  // namespace
+
+proto::ServerKeys ServerOptions::keys_now() const {
+  return {keys, rings ? rings->current() : nullptr, certs ? certs->current() : nullptr};
+}
+
+namespace {
+
 // Who may use this server, in one line at start; nullopt when the options
 // leave it open to anyone without --insecure.
 std::optional<std::string> admission_line(const ServerOptions& o) {
   std::string allow;
   for (const auto& c : o.allow) allow += (allow.empty() ? "" : ", ") + c.text;
   const std::string from = o.allow.empty() ? "any address" : allow;
+  if (o.certs) {
+    const TlsCertFiles& f = o.certs->current()->files();
+    return fmt::format(
+        "rdmacheck serve: clients from {} must present a certificate from {} (mutual TLS 1.3; "
+        "this server is {}, {}; CRL {}; SIGHUP re-reads)",
+        from, f.ca, o.certs->current()->subject(), f.cert, f.crl.empty() ? "none" : f.crl);
+  }
   if (o.rings) {
     std::string files;
     for (const auto& f : o.rings->files()) files += (files.empty() ? "" : ", ") + f;
@@ -173,7 +188,14 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
   while (!stop.load() && (exit_after == 0 || ended < exit_after)) {
     reap();
     if (o.reload != nullptr && o.reload->exchange(false)) {
-      if (!o.rings) {
+      if (o.certs) {
+        if (auto c = o.certs->reload(); c) {
+          log.security("rdmacheck serve: SIGHUP: certificate, key, CA and CRL re-read");
+        } else {
+          log.security("rdmacheck serve: SIGHUP: " + c.error().message() +
+                       "; the old certificates stay");
+        }
+      } else if (!o.rings) {
         log.security("rdmacheck serve: SIGHUP: no key ring to re-read");
       } else if (auto n = o.rings->reload(); n) {
         log.security(fmt::format("rdmacheck serve: SIGHUP: key ring re-read, {} identities", *n));

@@ -20,6 +20,7 @@
 #include "proto/key_ring.h"
 #include "proto/messages.h"
 #include "serve/admission.h"
+#include "serve/cert_store.h"
 #include "sysfs/fs_root.h"
 #include "verbs/qp.h"
 
@@ -44,7 +45,9 @@ struct ServerOptions {
   // clear challenge-response; at most kMaxServerKeys, for rolling), not both.
   std::shared_ptr<proto::KeyRingFiles> rings;
   std::vector<proto::Psk> keys;
-  // Set (by SIGHUP) to have the rings re-read; looked at every 200 ms.
+  // Certificate mode (mutual TLS), instead of rings or raw keys.
+  std::shared_ptr<CertStore> certs;
+  // Set (by SIGHUP) to have the rings (or certificates and CRL) re-read; looked at every 200 ms.
   std::atomic<bool>* reload = nullptr;
   std::vector<Cidr> allow;  // empty: every address
   bool insecure = false;
@@ -53,6 +56,8 @@ struct ServerOptions {
   // why it will not start. For a caller in the same process (the mesh),
   // which would otherwise have to read "listening" off the log.
   std::function<void(Result<uint16_t>)> on_listening;
+  // What a handshake checks clients against now (the rings, certificates and CRL of this moment).
+  [[nodiscard]] proto::ServerKeys keys_now() const;
 };
 
 // Runs until *stop becomes true (checked at least every 200 ms) or exit_after

@@ -355,7 +355,7 @@ SessionEnd session(int id, Channel& sock, const std::string& peer, const ServerO
   // Nothing of the client's is read, and no verbs object made, before it has
   // proven a key (when this server has any).
   const Deadline handshake = std::min(end, deadline_in(o.handshake_timeout));
-  auto key = proto::greet_client(sock, {o.keys, o.rings ? o.rings->current() : nullptr}, handshake);
+  auto key = proto::greet_client(sock, o.keys_now(), handshake);
   if (!key) {
     out.outcome = fmt::format("{}: {}", name_of(key.error().kind), key.error().error.message());
     out.security = key.error().kind == proto::AuthFailure::kFailed ||
