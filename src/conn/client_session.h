@@ -89,7 +89,7 @@ struct SessionFailure {
 // same reason: a flap can eat every SYN or ARP request of one wait. Refusals
 // and missing routes are answers: never tried again.
 Result<Channel, SessionFailure> connect_to_server(const Target& t, Deadline end,
-                                             std::vector<std::string>* retried = nullptr);
+                                                  std::vector<std::string>* retried = nullptr);
 
 // That connect step on its own: CONNECT(deadline) once, and once more when it
 // got no answer and END leaves 2 s after it, each waiting up to WAIT. A

@@ -12,6 +12,7 @@
 
 #include "net/tcp.h"
 #include "proto/auth.h"
+#include "proto/meet_for_test.h"
 #include "proto/messages.h"
 #include "testing/temp_dir.h"
 
@@ -42,32 +43,6 @@ class AuthCert : public ::testing::Test {
   static std::string dir_;
 };
 std::string AuthCert::dir_;
-
-struct Meeting {
-  Result<Admitted, AuthError> server = AuthError{};
-  Result<Unit, AuthError> client = AuthError{};
-  nlohmann::json received;
-};
-
-Meeting meet(const ServerKeys& keys, const std::optional<Psk>& key, const std::string& name) {
-  int sv[2] = {-1, -1};
-  EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-  Channel s{Fd(sv[0])};
-  Channel c{Fd(sv[1])};
-  Meeting run;
-  auto server = std::async(std::launch::async, [&]() {
-    run.server = greet_client(s, keys, deadline_in(5s));
-    if (run.server) {
-      auto f = recv_frame(s, deadline_in(5s));
-      if (f) run.received = *f;
-    }
-    s = Channel();
-  });
-  run.client = meet_server(c, key, name, deadline_in(5s));
-  if (run.client) EXPECT_TRUE(send_frame(c, doctor_request(), deadline_in(5s)).ok());
-  server.get();
-  return run;
-}
 
 TEST_F(AuthCert, AClientOfTheCaIsAdmittedAsItsCnAndEveryFrameIsInsideTls13) {
   ServerKeys keys;

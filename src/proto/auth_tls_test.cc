@@ -12,6 +12,7 @@
 #include "net/tcp.h"
 #include "proto/auth.h"
 #include "proto/key_ring.h"
+#include "proto/meet_for_test.h"
 #include "proto/messages.h"
 #include "testing/temp_dir.h"
 
@@ -28,40 +29,6 @@ std::shared_ptr<const KeyRing> ring_of(const std::string& text) {
   auto r = KeyRing::parse(text, "test ring");
   EXPECT_TRUE(r.ok()) << r.error().message();
   return std::make_shared<const KeyRing>(std::move(*r));
-}
-
-// One connection: the server greets with KEYS and, admitted, reads one frame;
-// the client meets it with KEY and, admitted, sends one.
-struct Meeting {
-  Result<Admitted, AuthError> server = AuthError{};
-  Result<Unit, AuthError> client = AuthError{};
-  std::string server_protection;
-  std::string client_protection;
-  nlohmann::json received;  // the frame the server read past the greeting
-};
-
-Meeting meet(const ServerKeys& keys, const std::optional<Psk>& key) {
-  int sv[2] = {-1, -1};
-  EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-  Channel s{Fd(sv[0])};
-  Channel c{Fd(sv[1])};
-  Meeting run;
-  auto server = std::async(std::launch::async, [&]() {
-    run.server = greet_client(s, keys, deadline_in(5s));
-    run.server_protection = s.protection();
-    if (run.server) {
-      auto f = recv_frame(s, deadline_in(5s));
-      if (f) run.received = *f;
-    }
-    s = Channel();  // a client waiting for more sees the end
-  });
-  run.client = meet_server(c, key, "h1", deadline_in(5s));
-  run.client_protection = c.protection();
-  if (run.client) {
-    EXPECT_TRUE(send_frame(c, doctor_request(), deadline_in(5s)).ok());
-  }
-  server.get();
-  return run;
 }
 
 TEST(AuthTls, EachIdentityItsOwnKeyAndEveryFrameAfterInsideTls13) {

@@ -60,10 +60,9 @@ TEST(SchemaRefs, BrokenReferencesAreErrors) {
 }
 
 TEST(SchemaRefs, TheCheckedInSchemasLoadWithEveryReferenceResolved) {
-  for (const char* name :
-       {"check.schema.json", "perf.schema.json", "doctor.schema.json", "ping.schema.json",
-        "devices.schema.json", "qps.schema.json", "explain.schema.json", "monitor.schema.json",
-        "common.schema.json"}) {
+  for (const char* name : {"check.schema.json", "perf.schema.json", "doctor.schema.json",
+                           "ping.schema.json", "devices.schema.json", "qps.schema.json",
+                           "explain.schema.json", "monitor.schema.json", "common.schema.json"}) {
     const auto s = load_schema(RDMACHECK_SCHEMAS, name);
     ASSERT_TRUE(s) << name << ": " << s.error().message();
     EXPECT_EQ(s->dump().find("\"$ref\""), std::string::npos) << name;
