@@ -92,6 +92,10 @@ void Admission::release(Ticket& t) {
     if (--startups_by_prefix_[t.prefix_] == 0) startups_by_prefix_.erase(t.prefix_);
   }
   total_.pinned -= t.pinned_;
+  if (!t.identity_.empty() && t.pinned_ > 0 &&
+      (pinned_by_identity_[t.identity_] -= t.pinned_) == 0) {
+    pinned_by_identity_.erase(t.identity_);
+  }
   if (s.startups == 0 && s.sessions == 0) by_source_.erase(t.source_);
 }
 
@@ -151,6 +155,18 @@ std::optional<std::string> Admission::Ticket::pin(uint64_t bytes) {
         "server busy: a buffer of {} KiB would exceed this server's pinned-memory budget "
         "({} of {} KiB in use); try a smaller -s or later",
         bytes >> 10, a_->total_.pinned >> 10, budget >> 10);
+  }
+  if (!identity_.empty()) {
+    uint64_t& mine = a_->pinned_by_identity_[identity_];
+    if (mine + bytes > budget / 2) {
+      const uint64_t held = mine;
+      if (held == 0) a_->pinned_by_identity_.erase(identity_);
+      return fmt::format(
+          "server busy: a buffer of {} KiB would take identity '{}' over half this server's "
+          "pinned-memory budget ({} of {} KiB in use by it); try a smaller -s or later",
+          bytes >> 10, identity_, held >> 10, (budget / 2) >> 10);
+    }
+    mine += bytes;
   }
   a_->total_.pinned += bytes;
   pinned_ += bytes;

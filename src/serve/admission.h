@@ -5,9 +5,10 @@
 // and eight addresses of one /24 held every slot before): the last quarter
 // of the slots is kept for networks that hold less than a quarter, so one
 // network fills at most three quarters and other networks still get in.
-// Sessions are capped per client identity too (a key ring's: one leaked key
-// cannot take every session), and every session's registered buffer (both
-// halves) is charged to one pinned-memory budget.
+// Sessions are capped per client identity too (a key ring's or a
+// certificate's: one leaked key cannot take every session), and every
+// session's registered buffer (both halves) is charged to one pinned-memory
+// budget, of which one identity may hold at most half.
 // A slot is a Ticket: it is given back the moment its owner goes away.
 #pragma once
 
@@ -90,6 +91,7 @@ class Admission {
   std::map<std::string, PerSource> by_source_;
   std::map<std::string, int> startups_by_prefix_;
   std::map<std::string, int> sessions_by_identity_;
+  std::map<std::string, uint64_t> pinned_by_identity_;  // at most half the budget each
 };
 
 // The network SOURCE counts against: "198.18.0.0/24", "fd00:1:2:3::/64";

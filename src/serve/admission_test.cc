@@ -111,6 +111,25 @@ TEST(Admission, SessionsAreCappedPerIdentity) {
   EXPECT_EQ(a.usage().sessions, 3);
 }
 
+// One identity holds at most half the pinned-memory budget: a leaked key
+// cannot pin all of it; what it frees is its own again.
+TEST(Admission, OneIdentityPinsAtMostHalfTheBudget) {
+  Admission a(small());  // 1 MiB
+  auto t1 = a.enter("10.0.0.1");
+  auto t2 = a.enter("10.0.2.1");
+  auto t3 = a.enter("10.0.3.1");
+  ASSERT_FALSE(std::get<Ticket>(t1).promote("fleet"));
+  ASSERT_FALSE(std::get<Ticket>(t2).promote("fleet"));
+  EXPECT_FALSE(std::get<Ticket>(t1).pin(400 << 10));
+  EXPECT_EQ(std::get<Ticket>(t2).pin(200 << 10).value_or(""),
+            "server busy: a buffer of 200 KiB would take identity 'fleet' over half this "
+            "server's pinned-memory budget (400 of 512 KiB in use by it); try a smaller -s or "
+            "later");
+  EXPECT_FALSE(std::get<Ticket>(t2).pin(100 << 10));  // within its half
+  EXPECT_FALSE(std::get<Ticket>(t3).pin(400 << 10));  // no identity: the whole budget
+  EXPECT_EQ(a.usage().pinned, 900u << 10);
+}
+
 TEST(Admission, APromotedHandshakeFreesItsSlotForTheNext) {
   Admission a(small());
   auto t1 = a.enter("10.0.0.1");
