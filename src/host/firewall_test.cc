@@ -22,6 +22,28 @@ TEST(Firewall, FindsTheClassicRule) {
   EXPECT_EQ(rules[0], "-A INPUT -p udp -m udp --dport 4791 -j DROP");
 }
 
+// Text the kernel would never hold (the fuzzer found one: fuzz/corpus/
+// firewall/jump-fan): a chain that jumps to itself four times (4^16 paths
+// to the depth limit), and twelve chains each jumping four times into the
+// next (4^12 paths). Walked naively either takes hours; the walk skips the
+// loop, looks at a bounded number of rules, and names the DROP it meets
+// once.
+TEST(Firewall, LoopsAndFansOfJumpsAreWalkedInBoundedTime) {
+  std::string text = "-P INPUT ACCEPT\n-N L\n-A INPUT -p udp --dport 4791 -j L\n";
+  // Four rules that each let every RoCE packet through to the jump.
+  const char* every[] = {"", "-p udp ", "-p udp --dport 4791 ", "-p udp --dport 4000:5000 "};
+  for (const char* m : every) text += std::string("-A L ") + m + "-j L\n";
+  for (int i = 0; i < 12; ++i) text += "-N C" + std::to_string(i) + "\n";
+  for (int i = 0; i < 12; ++i) {
+    const std::string from = i == 0 ? "INPUT" : "C" + std::to_string(i - 1);
+    for (const char* m : every) text += "-A " + from + " " + m + "-j C" + std::to_string(i) + "\n";
+  }
+  text += "-A C11 -p udp --dport 4791 -j DROP\n";
+  const auto rules = roce_blocking_iptables_rules(text);
+  // Once, though millions of paths lead to it.
+  EXPECT_EQ(rules, std::vector<std::string>{"-A C11 -p udp --dport 4791 -j DROP"});
+}
+
 TEST(Firewall, IgnoresAcceptsOtherPortsAndForward) {
   EXPECT_TRUE(roce_blocking_iptables_rules("-A INPUT -p udp -m udp --dport 4791 -j ACCEPT\n"
                                            "-A INPUT -p tcp -m tcp --dport 4791 -j DROP\n"
