@@ -16,20 +16,8 @@
 namespace rdmacheck {
 namespace {
 
-constexpr const char* kSuites = "TLS_AES_128_GCM_SHA256";
-
-// Every error OpenSSL queued, "; "-separated, and the queue emptied.
-std::string openssl_errors() {
-  std::string out;
-  while (const unsigned long e = ERR_get_error()) {
-    std::array<char, 256> buf{};
-    ERR_error_string_n(e, buf.data(), buf.size());
-    out += (out.empty() ? "" : "; ") + std::string(buf.data());
-  }
-  return out;
-}
-
 using detail::find_session;
+using detail::openssl_errors;
 using detail::TlsState;
 using detail::use_session;
 
@@ -155,11 +143,7 @@ Result<std::unique_ptr<TlsState>, TlsError> new_state(const Fd& fd, bool server,
     st->ctx.reset(SSL_CTX_new(server ? TLS_server_method() : TLS_client_method()));
     if (!st->ctx) return fail("SSL_CTX_new");
     ctx = st->ctx.get();
-    if (SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) != 1 ||
-        SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) != 1 ||
-        SSL_CTX_set_ciphersuites(ctx, kSuites) != 1) {
-      return fail("SSL_CTX_set_ciphersuites");
-    }
+    if (!detail::restrict_to_tls13(ctx)) return fail("SSL_CTX_set_ciphersuites");
     if (server) {
       SSL_CTX_set_num_tickets(ctx, 0);  // nothing to resume: each connection proves its key
       SSL_CTX_set_psk_find_session_callback(ctx, find_session);
@@ -327,5 +311,25 @@ std::string TlsChannel::cipher() const {
   const SSL_CIPHER* c = SSL_get_current_cipher(s_->ssl.get());
   return c != nullptr ? SSL_CIPHER_get_name(c) : "";
 }
+
+namespace detail {
+
+std::string openssl_errors() {
+  std::string out;
+  while (const unsigned long e = ERR_get_error()) {
+    std::array<char, 256> buf{};
+    ERR_error_string_n(e, buf.data(), buf.size());
+    out += (out.empty() ? "" : "; ") + std::string(buf.data());
+  }
+  return out;
+}
+
+bool restrict_to_tls13(SSL_CTX* ctx) {
+  return SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) == 1 &&
+         SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) == 1 &&
+         SSL_CTX_set_ciphersuites(ctx, "TLS_AES_128_GCM_SHA256") == 1;
+}
+
+}  // namespace detail
 
 }  // namespace rdmacheck

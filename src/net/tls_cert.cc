@@ -13,17 +13,13 @@
 #include "base/secret_file.h"
 #include "net/tls.h"
 #include "net/tls_fault.h"
+#include "net/tls_state.h"
 
 namespace rdmacheck {
 namespace {
 
 Error cert_error(const std::string& what, const std::string& file) {
-  std::string why;
-  while (const unsigned long e = ERR_get_error()) {
-    std::array<char, 256> buf{};
-    ERR_error_string_n(e, buf.data(), buf.size());
-    why += (why.empty() ? "" : "; ") + std::string(buf.data());
-  }
+  const std::string why = detail::openssl_errors();
   return plain_error(what, fmt::format("{}: {}", file, why.empty() ? "cannot be used" : why));
 }
 
@@ -77,11 +73,7 @@ Result<std::shared_ptr<const TlsCertContext>> TlsCertContext::load(const TlsCert
   SSL_CTX* ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
   if (ctx == nullptr) return cert_error("SSL_CTX_new", "TLS");
   c->ctx_ = ctx;
-  if (SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) != 1 ||
-      SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) != 1 ||
-      SSL_CTX_set_ciphersuites(ctx, "TLS_AES_128_GCM_SHA256") != 1) {
-    return cert_error("TLS 1.3", "ciphersuites");
-  }
+  if (!detail::restrict_to_tls13(ctx)) return cert_error("TLS 1.3", "ciphersuites");
   if (SSL_CTX_use_certificate_chain_file(ctx, files.cert.c_str()) != 1) {
     return cert_error("certificate", files.cert);
   }

@@ -33,6 +33,13 @@ struct TlsState {
   std::string plain;              // decrypted bytes not yet taken by recv_frame
 };
 
+// Every error OpenSSL queued, "; "-separated, and the queue emptied.
+std::string openssl_errors();
+// CTX speaks TLS 1.3 only, with the one suite both modes use
+// (TLS_AES_128_GCM_SHA256: a PSK's hash must match the suite's; AES-GCM is
+// what CPUs accelerate); false when OpenSSL refused.
+bool restrict_to_tls13(SSL_CTX* ctx);
+
 // OpenSSL's PSK callbacks (SSL_CTX_set_psk_use_session_callback, ..._find_):
 // the client offers its identity and key, the server looks the identity up
 // in its key ring (TlsState::keys). The PSK is HMAC-SHA256 of the secret

@@ -174,11 +174,15 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
   Clock::time_point last_accept_error{};
   int next_id = 1;
   int ended = 0;
+  // A session that ended: counted when past its handshake; the first one's status is kept.
+  auto count_end = [&](const Running& r) {
+    if (r.counted->load() && ended++ == 0) first_ok = r.ok->load();
+  };
   auto reap = [&]() {
     for (auto it = running.begin(); it != running.end();) {
       if (it->done->load()) {
         it->thread.join();
-        if (it->counted->load() && ended++ == 0) first_ok = it->ok->load();
+        count_end(*it);
         it = running.erase(it);
       } else {
         ++it;
@@ -282,7 +286,7 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
   }
   for (auto& r : running) {
     r.thread.join();
-    if (r.counted->load() && ended++ == 0) first_ok = r.ok->load();
+    count_end(r);
   }
   if (o.one_off) return ended > 0 && first_ok ? 0 : 1;
   return 0;
