@@ -40,7 +40,69 @@ const char* kRingClients =
     "$P --psk-file /tmp/other.key > /tmp/r3; $P --psk-file /tmp/h2.key > /tmp/r4; "
     "touch /run/lab/h2/ring-done; jq -s . /tmp/r1 /tmp/r2 /tmp/r3 /tmp/r4";
 
-TEST(AuthLab, TheKeyOpensASessionNoKeyOrAWrongKeyNeverReachesVerbs) {
+// h1: a second server in certificate mode (mutual TLS) on a PKI the test
+// makes (tests/pki/make-test-pki: the openssl CLI), with the CA's CRL; once
+// h2 has used it, h1 revokes h2's certificate (openssl ca -revoke, a new
+// CRL) and re-reads it (SIGHUP). Marker files (cert-*) order the steps.
+const char* kCertServer =
+    "h1:cd /run/lab/h1 && " LAB_MAKE_TEST_PKI
+    " pki && cd pki && { rdmacheck serve --tls-cert server.pem --tls-key server.key --tls-ca "
+    "ca.pem --tls-crl crl.pem --port 18801 > ../cert-serve.log 2>&1 & echo $! > ../cert-pid; } && "
+    "until grep -q 'listening on' ../cert-serve.log; do sleep 0.1; done && touch ../cert-ready && "
+    "until [ -e /run/lab/h2/cert-used ]; do sleep 0.1; done && "
+    "openssl ca -config ca.cnf -cert ca.pem -keyfile ca.key -revoke h2.pem 2>/dev/null && "
+    "openssl ca -config ca.cnf -cert ca.pem -keyfile ca.key -gencrl -out crl.pem 2>/dev/null && "
+    "kill -HUP $(cat ../cert-pid) && until grep -q 'SIGHUP: certificate' ../cert-serve.log; do "
+    "sleep 0.1; done && touch ../cert-revoked && until [ -e /run/lab/h2/cert-done ]; do sleep "
+    "0.1; done; cat ../cert-serve.log";
+// h2: its certificate by name (admitted), by an address the server's
+// certificate does not hold (the client refuses the server), the revoked
+// "old" (the server refuses it); after h1 revoked h2, h2 again.
+const char* kCertClients =
+    "h2:K=/run/lab/h1/pki; until [ -e /run/lab/h1/cert-ready ]; do sleep 0.1; done; umask 077; "
+    "for f in h2.pem h2.key old.pem old.key ca.pem; do cat $K/$f > /tmp/$f; done; "
+    "P='rdmacheck ping -p 18801 -n 2 --no-ladder --json --tls-ca /tmp/ca.pem'; "
+    "$P h1 --tls-cert /tmp/h2.pem --tls-key /tmp/h2.key > /tmp/c1; "
+    "$P 198.18.0.1 --tls-cert /tmp/h2.pem --tls-key /tmp/h2.key > /tmp/c2; "
+    "$P h1 --tls-cert /tmp/old.pem --tls-key /tmp/old.key > /tmp/c3; "
+    "touch /run/lab/h2/cert-used; until [ -e /run/lab/h1/cert-revoked ]; do sleep 0.1; done; "
+    "$P h1 --tls-cert /tmp/h2.pem --tls-key /tmp/h2.key > /tmp/c4; "
+    "touch /run/lab/h2/cert-done; jq -s . /tmp/c1 /tmp/c2 /tmp/c3 /tmp/c4";
+
+// Certificate mode: h2 by name admitted, by an address the server's
+// certificate lacks refused by the client, the revoked "old" refused by the
+// server, then h2 refused after h1 revoked it (a new CRL, SIGHUP).
+void expect_certificates(const LabRun& r, size_t h1_run, size_t h2_run) {
+  ASSERT_EQ(run_exit(r, "h2", h2_run), 0) << r.console;
+  const auto& runs = run_output(r, "h2", h2_run);
+  ASSERT_TRUE(runs.is_array() && runs.size() == 4) << r.console;
+  EXPECT_EQ(runs[0]["ok"], true) << runs[0].dump(2);
+  EXPECT_EQ(finding_ids(runs[1]["findings"]), std::vector<std::string>{"auth-server-unproven"})
+      << runs[1].dump(2);
+  EXPECT_NE(runs[1]["findings"][0]["evidence"].dump().find("does not name '198.18.0.1'"),
+            std::string::npos)
+      << runs[1].dump(2);
+  for (int i : {2, 3}) {
+    EXPECT_EQ(finding_ids(runs[i]["findings"]), std::vector<std::string>{"auth-failed"})
+        << runs[i].dump(2);
+  }
+  const std::string log = run_output(r, "h1", h1_run).get<std::string>();
+  EXPECT_NE(log.find("[certificate h2, TLSv1.3 TLS_AES_128_GCM_SHA256]"), std::string::npos) << log;
+  EXPECT_NE(log.find("must present a certificate from ca.pem"), std::string::npos) << log;
+  // old is refused for its revocation, and so is h2 after the new CRL.
+  size_t revoked = 0;
+  for (size_t at = log.find("certificate revoked"); at != std::string::npos;
+       at = log.find("certificate revoked", at + 1)) {
+    ++revoked;
+  }
+  EXPECT_EQ(revoked, 2u) << log;
+  EXPECT_NE(log.find("SIGHUP: certificate, key, CA and CRL re-read"), std::string::npos) << log;
+}
+
+// One boot (a boot costs 15-30 s before anything runs): the lab's key, no
+// key and a wrong key; a ring of two identities, one revoked; certificate
+// mode on a third server.
+TEST(AuthLab, KeyRingAndCertificatesOpenSessionsAndEveryRefusalStopsBeforeVerbs) {
   const auto r = run_lab({
       "--run",
       "h2:rdmacheck ping h1 -n 2 --no-ladder --json",
@@ -59,6 +121,10 @@ TEST(AuthLab, TheKeyOpensASessionNoKeyOrAWrongKeyNeverReachesVerbs) {
       kRingServer,
       "--run",
       kRingClients,
+      "--run",
+      kCertServer,
+      "--run",
+      kCertClients,
   });
   ASSERT_EQ(r.exit, 2) << r.console;  // the refused clients fail, as they should
   const auto& good = run_output(r, "h2", 0);
@@ -116,9 +182,10 @@ TEST(AuthLab, TheKeyOpensASessionNoKeyOrAWrongKeyNeverReachesVerbs) {
                           "for (unknown, or revoked)"),
             std::string::npos)
       << ring_log;
+  expect_certificates(r, 2, 5);
 }
 
-TEST(AuthLab, AllowListAndNoReflectionKeepAThirdHostOutOfIt) {
+TEST(AuthLab, AllowListAndNoReflectionKeepAThirdHostOutOfItAlsoForRdmaCm) {
   const auto r = run_lab({
       "--hosts",
       "3",
@@ -130,6 +197,15 @@ TEST(AuthLab, AllowListAndNoReflectionKeepAThirdHostOutOfIt) {
       "0000:0000:0000:0000:0000:ffff:c612:0003 --json",
       "--run",
       "h2:rdmacheck ping h1 -n 1 --no-ladder --json",
+      "--run",
+      "h2:cat /run/lab/h1/serve.log",
+      // rdma_cm's connect requests are held to --allow too: h2 is admitted
+      // over TCP from 198.18.0.2, its request from a second address is not.
+      "--run",
+      "h2:ip addr add 198.18.0.12/24 dev eth0 && "
+      "rdmacheck ping h1 --cm --src 198.18.0.12 -n 1 --no-ladder --json",
+      "--run",
+      "h2:rdmacheck ping h1 --cm -n 1 --no-ladder --json",
       "--run",
       "h2:cat /run/lab/h1/serve.log",
       "--run",
@@ -160,63 +236,14 @@ TEST(AuthLab, AllowListAndNoReflectionKeepAThirdHostOutOfIt) {
   EXPECT_TRUE((pkts.is_number() && pkts.get<int>() == 0) ||
               (pkts.is_string() && pkts.get<std::string>().find('0') == 0))
       << pkts.dump();
-}
-
-// h1: a second server in certificate mode (mutual TLS) on a PKI the test
-// makes (tests/pki/make-test-pki: the openssl CLI), with the CA's CRL; once
-// h2 has used it, h1 revokes h2's certificate (openssl ca -revoke, a new
-// CRL) and re-reads it (SIGHUP). Marker files (cert-*) order the steps.
-const char* kCertServer =
-    "h1:cd /run/lab/h1 && " LAB_MAKE_TEST_PKI
-    " pki && cd pki && { rdmacheck serve --tls-cert server.pem --tls-key server.key --tls-ca "
-    "ca.pem --tls-crl crl.pem --port 18801 > ../cert-serve.log 2>&1 & echo $! > ../cert-pid; } && "
-    "until grep -q 'listening on' ../cert-serve.log; do sleep 0.1; done && touch ../cert-ready && "
-    "until [ -e /run/lab/h2/cert-used ]; do sleep 0.1; done && "
-    "openssl ca -config ca.cnf -cert ca.pem -keyfile ca.key -revoke h2.pem 2>/dev/null && "
-    "openssl ca -config ca.cnf -cert ca.pem -keyfile ca.key -gencrl -out crl.pem 2>/dev/null && "
-    "kill -HUP $(cat ../cert-pid) && until grep -q 'SIGHUP: certificate' ../cert-serve.log; do "
-    "sleep 0.1; done && touch ../cert-revoked && until [ -e /run/lab/h2/cert-done ]; do sleep "
-    "0.1; done; cat ../cert-serve.log";
-// h2: its certificate by name (admitted), by an address the server's
-// certificate does not hold (the client refuses the server), the revoked
-// "old" (the server refuses it); after h1 revoked h2, h2 again.
-const char* kCertClients =
-    "h2:K=/run/lab/h1/pki; until [ -e /run/lab/h1/cert-ready ]; do sleep 0.1; done; umask 077; "
-    "for f in h2.pem h2.key old.pem old.key ca.pem; do cat $K/$f > /tmp/$f; done; "
-    "P='rdmacheck ping -p 18801 -n 2 --no-ladder --json --tls-ca /tmp/ca.pem'; "
-    "$P h1 --tls-cert /tmp/h2.pem --tls-key /tmp/h2.key > /tmp/c1; "
-    "$P 198.18.0.1 --tls-cert /tmp/h2.pem --tls-key /tmp/h2.key > /tmp/c2; "
-    "$P h1 --tls-cert /tmp/old.pem --tls-key /tmp/old.key > /tmp/c3; "
-    "touch /run/lab/h2/cert-used; until [ -e /run/lab/h1/cert-revoked ]; do sleep 0.1; done; "
-    "$P h1 --tls-cert /tmp/h2.pem --tls-key /tmp/h2.key > /tmp/c4; "
-    "touch /run/lab/h2/cert-done; jq -s . /tmp/c1 /tmp/c2 /tmp/c3 /tmp/c4";
-
-TEST(AuthLab, CertificatesMutualTlsAWrongNameServerAndARevokedClientAreRefused) {
-  const auto r = run_lab({"--run", kCertServer, "--run", kCertClients});
-  ASSERT_EQ(run_exit(r, "h2", 0), 0) << r.console;
-  const auto& runs = run_output(r, "h2", 0);
-  ASSERT_TRUE(runs.is_array() && runs.size() == 4) << r.console;
-  EXPECT_EQ(runs[0]["ok"], true) << runs[0].dump(2);
-  EXPECT_EQ(finding_ids(runs[1]["findings"]), std::vector<std::string>{"auth-server-unproven"})
-      << runs[1].dump(2);
-  EXPECT_NE(runs[1]["findings"][0]["evidence"].dump().find("does not name '198.18.0.1'"),
+  const auto& other = run_output(r, "h2", 3);
+  ASSERT_TRUE(other.is_object()) << r.console;
+  EXPECT_EQ(finding_ids(other["findings"]), std::vector<std::string>{"cm-rejected"});
+  EXPECT_EQ(run_output(r, "h2", 4)["ok"], true) << r.console;
+  const std::string cm_log = run_output(r, "h2", 5).get<std::string>();
+  EXPECT_NE(cm_log.find("refused rdma_cm connect request from 198.18.0.12: not in --allow"),
             std::string::npos)
-      << runs[1].dump(2);
-  for (int i : {2, 3}) {
-    EXPECT_EQ(finding_ids(runs[i]["findings"]), std::vector<std::string>{"auth-failed"})
-        << runs[i].dump(2);
-  }
-  const std::string log = run_output(r, "h1", 0).get<std::string>();
-  EXPECT_NE(log.find("[certificate h2, TLSv1.3 TLS_AES_128_GCM_SHA256]"), std::string::npos) << log;
-  EXPECT_NE(log.find("must present a certificate from ca.pem"), std::string::npos) << log;
-  // old is refused for its revocation, and so is h2 after the new CRL.
-  size_t revoked = 0;
-  for (size_t at = log.find("certificate revoked"); at != std::string::npos;
-       at = log.find("certificate revoked", at + 1)) {
-    ++revoked;
-  }
-  EXPECT_EQ(revoked, 2u) << log;
-  EXPECT_NE(log.find("SIGHUP: certificate, key, CA and CRL re-read"), std::string::npos) << log;
+      << cm_log;
 }
 
 // h3 relays h2's sessions to h1's serve and changes one byte after the TLS
@@ -274,32 +301,6 @@ TEST(AuthLab, ABytesChangedOnThePathAfterTheHandshakeEndsTheSessionAsTampered) {
   EXPECT_NE(relays.find("of the server's application-data record"), std::string::npos) << relays;
   const std::string log = run_output(r, "h2", 2).get<std::string>();
   EXPECT_NE(log.find("a TLS record failed its integrity check"), std::string::npos) << log;
-}
-
-// The allow-list holds for rdma_cm's connect requests too: h2 is admitted
-// over TCP from 198.18.0.2, but its request from a second address is not.
-TEST(AuthLab, AllowListHoldsForRdmaCmConnectRequests) {
-  const auto r = run_lab({
-      "--serve-args",
-      "--allow 198.18.0.2",
-      "--setup",
-      "h2:ip addr add 198.18.0.12/24 dev eth0",
-      "--run",
-      "h2:rdmacheck ping h1 --cm --src 198.18.0.12 -n 1 --no-ladder --json",
-      "--run",
-      "h2:rdmacheck ping h1 --cm -n 1 --no-ladder --json",
-      "--run",
-      "h2:cat /run/lab/h1/serve.log",
-  });
-  ASSERT_EQ(r.exit, 2) << r.console;
-  const auto& other = run_output(r, "h2", 0);
-  ASSERT_TRUE(other.is_object()) << r.console;
-  EXPECT_EQ(finding_ids(other["findings"]), std::vector<std::string>{"cm-rejected"});
-  EXPECT_EQ(run_output(r, "h2", 1)["ok"], true) << r.console;
-  const std::string log = run_output(r, "h2", 2).get<std::string>();
-  EXPECT_NE(log.find("refused rdma_cm connect request from 198.18.0.12: not in --allow"),
-            std::string::npos)
-      << log;
 }
 
 }  // namespace
