@@ -50,6 +50,7 @@ Result<std::unique_ptr<Hub>> Hub::start(const std::vector<std::string>& hub_path
   }
   h->guests_ = guest_paths;
   h->stalls_.resize(guest_paths.size());
+  h->mutes_.resize(guest_paths.size());
   h->wires_ = wires.empty() ? std::vector<int>(hub_paths.size(), 1) : wires;
   for (size_t i = 0; i < hub_paths.size(); ++i) {
     // One stream of random choices per port and direction.
@@ -103,6 +104,11 @@ Hub::Stall Hub::longest_stall(size_t i) const {
   return i < stalls_.size() ? stalls_[i] : Stall{};
 }
 
+Hub::Mute Hub::longest_mute(size_t i) const {
+  const std::lock_guard lock(mu_);
+  return i < mutes_.size() ? mutes_[i] : Mute{};
+}
+
 Hub::PortFaults Hub::switch_report(size_t port) const {
   const std::lock_guard lock(mu_);
   PortFaults r;
@@ -139,9 +145,16 @@ void Hub::loop() {
   std::vector<std::optional<double>> waiting_since(n);
   std::vector<double> last_from(n, 0);
   std::vector<double> last_taken(n, 0);
+  // Per guest: frames it took since it last sent one, and when the first of them went.
+  std::vector<uint64_t> taken_since_sent(n, 0);
+  std::vector<double> first_taken_since_sent(n, 0);
   auto note_stalls = [&](double now) {
     const std::lock_guard lock(mu_);
     for (size_t j = 0; j < n; ++j) {
+      if (taken_since_sent[j] >= kMuteFrames) {
+        const double from = first_taken_since_sent[j];
+        if (now - from > mutes_[j].seconds) mutes_[j] = Mute{from, now - from, taken_since_sent[j]};
+      }
       if (queued[j].empty()) {
         waiting_since[j].reset();
         continue;
@@ -173,6 +186,7 @@ void Hub::loop() {
         queued[j].clear();
         break;
       }
+      if (taken_since_sent[j]++ == 0) first_taken_since_sent[j] = now_s();
       took = true;
       queued[j].pop_front();
     }
@@ -261,6 +275,7 @@ void Hub::loop() {
         frames_.fetch_add(1);
         if (i < kPorts) from_[i].fetch_add(1);
         last_from[i] = now_s();
+        taken_since_sent[i] = 0;
         const auto len = static_cast<size_t>(got);
         FrameFate fate;
         {

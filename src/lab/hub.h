@@ -62,6 +62,19 @@ class Hub {
     double seconds = 0;  // 0: never
   };
   [[nodiscard]] Stall longest_stall(size_t i) const;
+  // The longest time guest i sent nothing while its QEMU kept taking frames
+  // from the hub (at least kMuteFrames of them): its transmit path stopped
+  // (the guest kernel's queue, or its emulated NIC) while its receive path
+  // and CPU ran on. A guest behind a loss or a flap still answers what it
+  // gets (TCP, RoCE ACKs); one that drops all it receives (a firewall on it)
+  // can look the same, so the lab says which hosts had faults of their own.
+  struct Mute {
+    double from_s = 0;   // seconds after the hub started
+    double seconds = 0;  // 0: never
+    uint64_t taken = 0;  // frames the guest took meanwhile
+  };
+  static constexpr uint64_t kMuteFrames = 200;
+  [[nodiscard]] Mute longest_mute(size_t i) const;
 
   // Switch faults on port i (false: no such port). Faults with a time wait
   // for begin_run(); the others act at once.
@@ -101,6 +114,7 @@ class Hub {
   std::vector<std::vector<std::string>> ever_;  // per port: PortFaults::ever
   std::optional<double> run_began_;             // now_s() at begin_run()
   std::vector<Stall> stalls_;                   // per port: longest_stall()
+  std::vector<Mute> mutes_;                     // per port: longest_mute()
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
   std::thread thread_;
 };

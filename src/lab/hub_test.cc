@@ -188,5 +188,45 @@ TEST(Hub, AGuestThatTakesNoFrameAndSendsNoneIsAStall) {
   std::filesystem::remove_all(dir);
 }
 
+// A guest that takes every frame and sends none is mute, not stalled: the
+// hub dates how long and counts what it took, from the first frame it took
+// after its last one sent. Once it sends, that silence has ended.
+TEST(Hub, AGuestThatTakesFramesAndSendsNoneIsMuteNotStalled) {
+  const auto dir = test_util::make_temp_dir("hub");
+  std::vector<std::string> hubs;
+  std::vector<std::string> guests;
+  for (const char* n : {"h1", "h2"}) {
+    hubs.push_back((dir / (std::string("hub-") + n + ".sock")).string());
+    guests.push_back((dir / (std::string(n) + ".sock")).string());
+  }
+  std::vector<Fd> g;
+  for (const auto& p : guests) g.push_back(bind_guest(p));
+  auto hub = Hub::start(hubs, guests);
+  ASSERT_TRUE(hub.ok()) << hub.error().message();
+  auto& h = **hub;
+  const std::string frame(100, 'y');
+  for (uint64_t i = 0; i < Hub::kMuteFrames + 50; ++i) {
+    send_to(g[0], hubs[0], frame);
+    ASSERT_EQ(receive(g[1]), frame) << i;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (h.longest_mute(1).seconds < 0.3 && std::chrono::steady_clock::now() < deadline) {
+    pollfd none{-1, 0, 0};
+    ::poll(&none, 1, 50);  // the hub measures the silence: nothing to wait for but the clock
+  }
+  EXPECT_GE(h.longest_mute(1).seconds, 0.3);
+  EXPECT_EQ(h.longest_mute(1).taken, Hub::kMuteFrames + 50);
+  EXPECT_EQ(h.longest_stall(1).seconds, 0.0) << "it took every frame: no stall";
+  EXPECT_EQ(h.longest_mute(0).seconds, 0.0) << "h1 took nothing";
+  send_to(g[1], hubs[1], "h2 speaks");
+  EXPECT_EQ(receive(g[0]), "h2 speaks");
+  const double ended = h.longest_mute(1).seconds;
+  send_to(g[1], hubs[1], "marker");
+  EXPECT_EQ(receive(g[0]), "marker");
+  EXPECT_LT(h.longest_mute(1).seconds, ended + 0.5);
+  hub->reset();
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace rdmacheck::lab

@@ -112,6 +112,8 @@ TEST(Vm, QemuCommandLine) {
       has("dgram,id=n1,local.type=unix,local.path=/tmp/l/h2-2.sock,remote.type=unix,"
           "remote.path=/tmp/l/hub-h2-2.sock"));
   EXPECT_FALSE(has("-enable-kvm"));
+  // The QMP socket: read while the guest runs, never waited for.
+  EXPECT_TRUE(has("unix:/tmp/l/h2.qmp,server=on,wait=off"));
 }
 
 }  // namespace

@@ -18,10 +18,10 @@
 #include "lab/hub.h"
 #include "lab/initramfs.h"
 #include "lab/kernel.h"
+#include "lab/qmp.h"  // and lab/wire.h
 #include "lab/ssh.h"
 #include "lab/vm.h"
 #include "lab/vmlinux.h"
-#include "lab/wire.h"
 #include "proto/key_ring.h"
 #include "sysfs/fs_root.h"
 
@@ -327,6 +327,8 @@ std::vector<WireCounters> Lab::wire_counters() {
     const auto stall = hub_->longest_stall(i);
     w.stall_from_s = stall.from_s;
     w.stall_s = stall.seconds;
+    const auto mute = hub_->longest_mute(i);
+    w.mute = {mute.from_s, mute.seconds, mute.taken};
     const auto sw = hub_->switch_report(i);
     w.switch_faults = sw.ever;  // cleared ones too: their counters are in the report
     w.switch_in = sw.in;
@@ -380,6 +382,7 @@ void Lab::notice_run_began() {
 
 int Lab::finish(int status, const std::string& why) {
   wire_ = wire_counters();
+  add_qemu_queues(wire_, dir_.string());  // before the guests stop
   for (auto& g : guests_) {
     if (g.vm) g.vm->stop(500);
   }
@@ -468,7 +471,7 @@ int Lab::run() {
     }
     notice_run_began();
     while (serve_control_once(control_, [&](const std::string& line) {
-      const std::string reply = control_reply(*hub_, ports_, o_.hosts, o_.nics, line);
+      std::string reply = control_reply(*hub_, ports_, o_.hosts, o_.nics, line);
       if (reply.rfind("ok: added", 0) == 0 || reply.rfind("ok: no switch faults now", 0) == 0) {
         std::fprintf(out_, "lab: %s (rdmacheck lab fault)\n", reply.substr(4).c_str());
         std::fflush(out_);

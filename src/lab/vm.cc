@@ -28,6 +28,10 @@ std::string which(const std::string& program) {
   return {};
 }
 
+std::string qmp_socket(const std::string& lab_dir, const std::string& name) {
+  return lab_dir + "/" + name + ".qmp";
+}
+
 std::vector<std::string> qemu_args(const VmSpec& s) {
   std::vector<std::string> a = {
       s.qemu,
@@ -61,6 +65,10 @@ std::vector<std::string> qemu_args(const VmSpec& s) {
       "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
       "-virtfs",
       fmt::format("local,path={},mount_tag=lab,security_model=none", s.lab_dir),
+      // A QMP socket per guest (docs/lab.md): with --keep, what QEMU holds
+      // of a guest's NIC can be read while it runs (x-query-virtio-queue-status).
+      "-qmp",
+      fmt::format("unix:{},server=on,wait=off", qmp_socket(s.lab_dir, s.name)),
   };
   for (size_t i = 0; i < s.nics.size(); ++i) {
     const VmNic& n = s.nics[i];

@@ -32,6 +32,10 @@ struct VmSpec {
   std::vector<VmNic> nics;
 };
 
+// A guest's QMP socket: LAB_DIR/NAME.qmp (the lab reads its NICs' virtio
+// queues through it when it ends: lab/qmp.h).
+std::string qmp_socket(const std::string& lab_dir, const std::string& name);
+
 // The QEMU command line (pure; tested).
 std::vector<std::string> qemu_args(const VmSpec& s);
 

@@ -1,6 +1,7 @@
 #include "lab/wire.h"
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <sstream>
 
@@ -22,6 +23,12 @@ std::optional<GuestWire> parse_guest_wire(const std::string& text) {
       w.rx_packets = v;
       any = true;
     }
+    if (line.rfind("tx_timeout ", 0) == 0 && (l >> key >> v)) {
+      w.tx_timeouts += v;
+      any = true;
+    } else if (line.rfind("kernel ", 0) == 0) {
+      w.kernel.push_back(line.substr(7));
+    }
     // " Sent 1234 bytes 12 pkt (dropped 3, overlimits 0 requeues 0)"
     if (auto d = line.find("(dropped "); d != std::string::npos) {
       w.qdisc_dropped += std::strtoull(line.c_str() + d + 9, nullptr, 10);
@@ -31,6 +38,77 @@ std::optional<GuestWire> parse_guest_wire(const std::string& text) {
   if (!any) return std::nullopt;
   return w;
 }
+
+std::string format_tx(const std::string& netdev, const VirtqStatus& tx) {
+  std::string out = fmt::format(
+      "QEMU's transmit queue of {}: the guest posted {}, QEMU took {} and completed {} (16-bit "
+      "counters)",
+      netdev, tx.avail, tx.last_avail, tx.used);
+  if (tx.inuse > 0) {
+    out += fmt::format("; QEMU holds {} frame{} it has not sent (its network backend)", tx.inuse,
+                       tx.inuse == 1 ? "" : "s");
+  }
+  if (tx.waiting() > 0) {
+    out += fmt::format("; {} posted frame{} wait{} untaken", tx.waiting(),
+                       tx.waiting() == 1 ? "" : "s", tx.waiting() == 1 ? "s" : "");
+  }
+  return out;
+}
+
+namespace {
+
+// Frames the guest posted that its QEMU has not sent (QMP at the lab's end).
+bool qemu_holds_frames(const WireCounters& w) {
+  return w.qemu_tx && (w.qemu_tx->inuse > 0 || w.qemu_tx->waiting() > 0);
+}
+
+}  // namespace
+
+std::string lab_fault(const WireCounters& w) {
+  if (w.stall_s >= kGuestStallS) return "stall";
+  if (w.guest &&
+      (w.guest->tx_timeouts > 0 || w.guest->tx_packets >= w.hub_from + kLostInQemuFrames)) {
+    return "tx-stall";
+  }
+  if (w.mute.seconds >= kGuestStallS && qemu_holds_frames(w)) return "tx-stall";
+  return "";
+}
+
+namespace {
+
+// Why a transmit stall is one, from the guest's and its QEMU's own evidence.
+std::string tx_stall_line(const std::string& port, const WireCounters& w) {
+  std::vector<std::string> why;
+  if (w.guest && w.guest->tx_timeouts > 0) {
+    why.push_back(fmt::format(
+        "its kernel's transmit watchdog fired {} time{} on {} (a send the emulated NIC never "
+        "completed)",
+        w.guest->tx_timeouts, w.guest->tx_timeouts == 1 ? "" : "s", w.netdev));
+  }
+  if (w.guest && w.guest->tx_packets >= w.hub_from + kLostInQemuFrames) {
+    why.push_back(
+        fmt::format("its NIC completed {} frames on {} and the hub got {} (lost "
+                    "between its QEMU and the hub)",
+                    w.guest->tx_packets, w.netdev, w.hub_from));
+  }
+  if (w.mute.seconds > 0) {
+    why.push_back(
+        fmt::format("it sent nothing for {:.1f} s from {:.1f} s into the lab while it "
+                    "took {} frames",
+                    w.mute.seconds, w.mute.from_s, w.mute.taken));
+  }
+  if (w.qemu_tx) why.push_back(format_tx(w.netdev, *w.qemu_tx));
+  std::string out = fmt::format("\nlab: TX STALL {}: {}", port, fmt::join(why, "; "));
+  out +=
+      ": the emulator's transmit path stopped, not the network; what a test says about that "
+      "time is the lab's";
+  if (w.guest) {
+    for (const auto& k : w.guest->kernel) out += fmt::format("\nlab:   {} kernel: {}", port, k);
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string format_wire(const WireCounters& w) {
   std::string out = fmt::format(
@@ -51,6 +129,8 @@ std::string format_wire(const WireCounters& w) {
         "frames waited for it, and it sent none: the guest stopped (its emulator got no CPU, or "
         "its kernel hung), not the network; what a test says about that time is the lab's",
         port, w.stall_s, w.stall_from_s);
+  } else if (lab_fault(w) == "tx-stall") {
+    out += tx_stall_line(port, w);
   }
   if (!w.switch_faults.empty()) {
     std::string faults;
@@ -100,19 +180,33 @@ nlohmann::json to_json(const ShaperCounters& c) {
 }  // namespace
 
 nlohmann::json to_json(const WireCounters& w) {
-  nlohmann::json j = {{"host", w.host},
-                      {"wire", w.wire},
-                      {"netdev", w.netdev},
-                      {"hub_from", w.hub_from},
-                      {"hub_dropped_to", w.hub_dropped_to},
-                      {"hub_unheard_to", w.hub_unheard_to},
-                      {"hub_max_queue", w.hub_max_queue},
-                      {"hub_stall", {{"from_s", w.stall_from_s}, {"seconds", w.stall_s}}},
-                      {"guest", nullptr}};
+  nlohmann::json j = {
+      {"host", w.host},
+      {"wire", w.wire},
+      {"netdev", w.netdev},
+      {"hub_from", w.hub_from},
+      {"hub_dropped_to", w.hub_dropped_to},
+      {"hub_unheard_to", w.hub_unheard_to},
+      {"hub_max_queue", w.hub_max_queue},
+      {"hub_stall", {{"from_s", w.stall_from_s}, {"seconds", w.stall_s}}},
+      {"hub_mute",
+       {{"from_s", w.mute.from_s}, {"seconds", w.mute.seconds}, {"taken", w.mute.taken}}},
+      {"lab_fault", nullptr},
+      {"qemu_tx", nullptr},
+      {"guest", nullptr}};
+  if (const auto f = lab_fault(w); !f.empty()) j["lab_fault"] = f;
+  if (const auto& q = w.qemu_tx) {
+    j["qemu_tx"] = {{"posted", q->avail},
+                    {"taken", q->last_avail},
+                    {"completed", q->used},
+                    {"in_use", q->inuse}};
+  }
   if (w.guest) {
     j["guest"] = {{"tx_packets", w.guest->tx_packets},
                   {"rx_packets", w.guest->rx_packets},
-                  {"qdisc_dropped", w.guest->qdisc_dropped}};
+                  {"qdisc_dropped", w.guest->qdisc_dropped},
+                  {"tx_timeouts", w.guest->tx_timeouts},
+                  {"kernel", w.guest->kernel}};
   }
   j["switch"] = nullptr;
   if (!w.switch_faults.empty()) {
@@ -129,6 +223,9 @@ std::string collect_script(const std::vector<std::string>& netdevs) {
   return fmt::format(R"SH(while [ ! -e $LAB/collect ]; do sleep 1; done
 for n in {}; do
   {{ for c in tx_packets rx_packets; do echo "$c $(cat /sys/class/net/$n/statistics/$c)"; done
+    for q in /sys/class/net/$n/queues/tx-*; do echo "tx_timeout $(cat $q/tx_timeout)"; done
+    dmesg | grep -iE "$n.*(watchdog|timed out|tx timeout)|watchdog.*$n" | tail -n 3 |
+      sed 's/^/kernel /'
     tc -s qdisc show dev $n; }} > $D/wire.$n 2>&1
 done
 touch $D/wire.done

@@ -44,6 +44,89 @@ TEST(Wire, AStalledGuestIsNamedOnItsOwnLine) {
   EXPECT_EQ(format_wire(c).find("STALL"), std::string::npos);
 }
 
+// The guest's transmit watchdog and its dmesg lines come back with its counters.
+TEST(Wire, ParsesTheTransmitWatchdog) {
+  // Layout as the collect script writes it on Debian 12's 6.1 kernel: one
+  // tx_timeout per queue (sysfs queues/tx-N/tx_timeout), then the kernel's
+  // lines (net/sched/sch_generic.c's "NETDEV WATCHDOG" message).
+  const auto w = parse_guest_wire(
+      "tx_packets 760\nrx_packets 32385\ntx_timeout 2\ntx_timeout 0\n"
+      "kernel [  312.40] NETDEV WATCHDOG: eth0 (virtio_net): transmit queue 0 timed out\n"
+      "qdisc pfifo_fast 0: root refcnt 2 bands 3\n"
+      " Sent 1000 bytes 760 pkt (dropped 0, overlimits 0 requeues 4)\n");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->tx_timeouts, 2u);
+  ASSERT_EQ(w->kernel.size(), 1u);
+  EXPECT_EQ(w->kernel[0].substr(0, 10), "[  312.40]");
+}
+
+// A transmit stall is the lab's: named when the guest's watchdog fired or
+// its frames did not reach the hub; a silent receiver (UC, UD) alone is not.
+TEST(Wire, ATransmitStallIsNamedOnlyFromTheGuestsOwnEvidence) {
+  WireCounters c{"h1", 1, "eth0", 760, 0, 0, 12, GuestWire{760, 32385, 0}};
+  c.mute.from_s = 40.1;
+  c.mute.seconds = 22.5;
+  c.mute.taken = 31000;
+  EXPECT_EQ(lab_fault(c), "") << "a receiver of UC or UD writes is silent by design";
+  EXPECT_EQ(format_wire(c).find("STALL"), std::string::npos);
+  EXPECT_TRUE(to_json(c)["lab_fault"].is_null());
+  EXPECT_EQ(to_json(c)["hub_mute"]["taken"], 31000);
+
+  c.guest->tx_timeouts = 1;
+  c.guest->kernel = {"[  312.40] NETDEV WATCHDOG: eth0 (virtio_net): transmit queue 0 timed out"};
+  EXPECT_EQ(lab_fault(c), "tx-stall");
+  const auto text = format_wire(c);
+  EXPECT_NE(text.find("\nlab: TX STALL h1: its kernel's transmit watchdog fired 1 time on eth0"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("it sent nothing for 22.5 s from 40.1 s into the lab while it took 31000"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nlab:   h1 kernel: [  312.40] NETDEV WATCHDOG"), std::string::npos) << text;
+  EXPECT_EQ(to_json(c)["lab_fault"], "tx-stall");
+
+  c.guest->tx_timeouts = 0;
+  c.guest->kernel.clear();
+  c.guest->tx_packets = 760 + kLostInQemuFrames;
+  EXPECT_EQ(lab_fault(c), "tx-stall");
+  EXPECT_NE(format_wire(c).find("its NIC completed 824 frames on eth0 and the hub got 760 (lost "
+                                "between its QEMU and the hub)"),
+            std::string::npos)
+      << format_wire(c);
+  c.guest->tx_packets = 770;  // a few in flight when the counters were read
+  EXPECT_EQ(lab_fault(c), "");
+  c.stall_s = kGuestStallS;
+  EXPECT_EQ(lab_fault(c), "stall");
+}
+
+// QEMU's own queue at the lab's end: a guest mute for 2 s or more while QEMU
+// still holds frames it posted is a transmit stall, and the line says where
+// the frames are; an idle queue (all taken and completed) leaves a mute guest alone.
+TEST(Wire, AMuteGuestWhoseQemuHoldsItsFramesIsATransmitStall) {
+  WireCounters c{"h1", 1, "eth0", 760, 0, 0, 12, GuestWire{760, 32385, 0}};
+  c.mute = {40.1, 22.5, 31000};
+  c.qemu_tx = VirtqStatus{1016, 760, 759, 1};
+  EXPECT_EQ(lab_fault(c), "tx-stall");
+  const auto text = format_wire(c);
+  EXPECT_NE(text.find("\nlab: TX STALL h1: it sent nothing for 22.5 s from 40.1 s into the lab "
+                      "while it took 31000 frames; QEMU's transmit queue of eth0: the guest "
+                      "posted 1016, QEMU took 760 and completed 759 (16-bit counters); QEMU holds "
+                      "1 frame it has not sent (its network backend); 256 posted frames wait "
+                      "untaken: the emulator's transmit path stopped"),
+            std::string::npos)
+      << text;
+  const auto j = to_json(c);
+  EXPECT_EQ(j["qemu_tx"],
+            (nlohmann::json{{"posted", 1016}, {"taken", 760}, {"completed", 759}, {"in_use", 1}}));
+  c.qemu_tx = VirtqStatus{1016, 1016, 1016, 0};
+  EXPECT_EQ(lab_fault(c), "") << "a UD receiver is mute by design and its queue idles";
+  c.qemu_tx = VirtqStatus{1016, 760, 759, 1};
+  c.mute.seconds = kGuestStallS / 2;
+  EXPECT_EQ(lab_fault(c), "") << "a frame in flight in a short silence is no stall";
+  c.qemu_tx.reset();
+  EXPECT_TRUE(to_json(c)["qemu_tx"].is_null());
+}
+
 // Every NIC of a host has its own row, named as in /etc/hosts; JSON keeps
 // "host" and adds the wire and the netdev.
 TEST(Wire, OneLinePerHostAndWire) {

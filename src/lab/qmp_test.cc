@@ -1,0 +1,149 @@
+#include "lab/qmp.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "base/fd.h"
+#include "lab/hub.h"  // unix_addr
+#include "testing/temp_dir.h"
+
+namespace rdmacheck::lab {
+namespace {
+
+// Captured from a running lab guest (QEMU 7.2.22, Debian 1:7.2+dfsg-7+deb12u18,
+// 2026-12-06): its greeting, x-query-virtio, and x-query-virtio-queue-status
+// of the transmit queue (1) of its virtio-net device.
+const char* kGreeting =
+    R"({"QMP": {"version": {"qemu": {"micro": 22, "minor": 2, "major": 7}, "package": "Debian 1:7.2+dfsg-7+deb12u18+b3"}, "capabilities": ["oob"]}})";
+const char* kVirtio =
+    R"({"return": [{"name": "virtio-net", "path": "/machine/peripheral-anon/device[2]/virtio-backend"}, {"name": "virtio-9p", "path": "/machine/peripheral-anon/device[1]/virtio-backend"}, {"name": "virtio-9p", "path": "/machine/peripheral-anon/device[0]/virtio-backend"}]})";
+const char* kTxQueue =
+    R"({"return": {"signalled-used": 38805, "inuse": 0, "name": "virtio-net", "vring-align": 4096, "vring-desc": 101662720, "signalled-used-valid": true, "vring-num-default": 256, "vring-avail": 101666816, "queue-index": 1, "last-avail-idx": 38805, "vring-used": 101667392, "used-idx": 38805, "shadow-avail-idx": 38805, "vring-num": 256}})";
+
+TEST(Qmp, VirtioNetDevicesInTheOrderTheGuestNamesThem) {
+  EXPECT_EQ(virtio_net_paths(nlohmann::json::parse(kVirtio)["return"]),
+            std::vector<std::string>{"/machine/peripheral-anon/device[2]/virtio-backend"});
+  // Two NICs: by the device's number, not the text ("device[10]" sorts before "device[3]").
+  const auto two = nlohmann::json::parse(
+      R"([{"name": "virtio-net", "path": "/machine/peripheral-anon/device[10]/virtio-backend"},
+          {"name": "virtio-9p", "path": "/machine/peripheral-anon/device[0]/virtio-backend"},
+          {"name": "virtio-net", "path": "/machine/peripheral-anon/device[3]/virtio-backend"}])");
+  EXPECT_EQ(virtio_net_paths(two),
+            (std::vector<std::string>{"/machine/peripheral-anon/device[3]/virtio-backend",
+                                      "/machine/peripheral-anon/device[10]/virtio-backend"}));
+  EXPECT_TRUE(virtio_net_paths(nlohmann::json::object()).empty());
+}
+
+TEST(Qmp, ParsesAQueueStatus) {
+  const auto s = parse_queue_status(nlohmann::json::parse(kTxQueue)["return"]);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->avail, 38805);
+  EXPECT_EQ(s->last_avail, 38805);
+  EXPECT_EQ(s->used, 38805);
+  EXPECT_EQ(s->inuse, 0u);
+  EXPECT_EQ(s->waiting(), 0);
+  EXPECT_FALSE(parse_queue_status(nlohmann::json::parse(R"({"inuse": 0})")));
+  EXPECT_FALSE(parse_queue_status(nlohmann::json::parse(
+      R"({"inuse": -1, "last-avail-idx": 1, "used-idx": 1, "shadow-avail-idx": 1})")));
+}
+
+TEST(Qmp, TheTransmitQueueSaysWhoHoldsTheFrames) {
+  EXPECT_EQ(format_tx("eth0", VirtqStatus{20151, 20151, 20151, 0}),
+            "QEMU's transmit queue of eth0: the guest posted 20151, QEMU took 20151 and "
+            "completed 20151 (16-bit counters)");
+  // Free-running 16-bit counters wrap: 3 posted past the wrap, 1 taken.
+  const VirtqStatus stuck{2, 65535, 65534, 1};
+  EXPECT_EQ(stuck.waiting(), 3);
+  EXPECT_EQ(format_tx("eth1", stuck),
+            "QEMU's transmit queue of eth1: the guest posted 2, QEMU took 65535 and completed "
+            "65534 (16-bit counters); QEMU holds 1 frame it has not sent (its network backend); "
+            "3 posted frames wait untaken");
+}
+
+// A stand-in for QEMU's QMP socket that answers with the captured replies,
+// an event between two of them, one command per line.
+void serve_captured(Fd listener, bool answer) {
+  Fd c(::accept(listener.get(), nullptr, nullptr));
+  if (!c.valid()) return;
+  auto say = [&](const std::string& l) {
+    const std::string line = l + "\r\n";
+    (void)::send(c.get(), line.data(), line.size(), MSG_NOSIGNAL);
+  };
+  say(kGreeting);
+  if (!answer) {
+    char b[256];
+    while (::recv(c.get(), b, sizeof b, 0) > 0) {
+    }
+    return;
+  }
+  std::string in;
+  char b[4096];
+  for (;;) {
+    const ssize_t got = ::recv(c.get(), b, sizeof b, 0);
+    if (got <= 0) return;
+    in.append(b, static_cast<size_t>(got));
+    for (auto nl = in.find('\n'); nl != std::string::npos; nl = in.find('\n')) {
+      const auto cmd = nlohmann::json::parse(in.substr(0, nl));
+      in.erase(0, nl + 1);
+      const std::string what = cmd["execute"];
+      if (what == "qmp_capabilities") {
+        say(R"({"return": {}})");
+      } else if (what == "x-query-virtio") {
+        say(R"({"timestamp": {"seconds": 1, "microseconds": 2}, "event": "NIC_RX_FILTER_CHANGED"})");
+        say(kVirtio);
+      } else if (cmd["arguments"]["queue"] == 1) {
+        say(kTxQueue);
+      } else {
+        say(R"({"return": {"inuse": 0, "last-avail-idx": 7, "used-idx": 7, "shadow-avail-idx": 9}})");
+      }
+    }
+  }
+}
+
+Fd listen_at(const std::string& path) {
+  Fd l(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  auto a = unix_addr(path);
+  EXPECT_TRUE(a.ok());
+  EXPECT_EQ(::bind(l.get(), reinterpret_cast<sockaddr*>(&*a), sizeof *a), 0);
+  EXPECT_EQ(::listen(l.get(), 1), 0);
+  return l;
+}
+
+TEST(Qmp, AsksEveryNicsQueuesAndSkipsEvents) {
+  const auto dir = test_util::make_temp_dir("qmp");
+  const auto path = (dir / "h1.qmp").string();
+  std::thread qemu(serve_captured, listen_at(path), true);
+  const auto q = query_nic_queues(path, deadline_in(std::chrono::seconds(10)));
+  qemu.join();
+  ASSERT_TRUE(q.ok()) << q.error().message();
+  ASSERT_EQ(q->size(), 1u);
+  EXPECT_EQ((*q)[0].tx.avail, 38805);
+  EXPECT_EQ((*q)[0].rx.avail, 9);
+  EXPECT_EQ((*q)[0].rx.waiting(), 2);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Qmp, AQemuThatDoesNotAnswerCostsTheDeadlineOnly) {
+  const auto dir = test_util::make_temp_dir("qmp");
+  const auto path = (dir / "h1.qmp").string();
+  std::thread qemu(serve_captured, listen_at(path), false);
+  const auto t0 = Clock::now();
+  const auto q = query_nic_queues(path, deadline_in(std::chrono::milliseconds(300)));
+  EXPECT_FALSE(q.ok());
+  EXPECT_NE(q.error().message().find("no answer before the deadline"), std::string::npos)
+      << q.error().message();
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(5));
+  qemu.join();  // the client closed its end: the stand-in's read ends
+  EXPECT_FALSE(
+      query_nic_queues((dir / "none.qmp").string(), deadline_in(std::chrono::milliseconds(300)))
+          .ok());
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace rdmacheck::lab
