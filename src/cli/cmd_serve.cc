@@ -59,6 +59,13 @@ Runner attach_serve(CLI::App& app) {
                  "admit only clients from this address or network (IPv4 or IPv6, "
                  "e.g. 10.0.0.0/8, fd00::/8, 198.18.0.2); repeatable. Checked at accept, for TCP "
                  "and rdma_cm, before any key");
+  app.add_option("--server-name", o->s.server_names,
+                 "with a key ring: a name clients dial this server by (repeatable; its own "
+                 "addresses always count). A client that dialled another name (TLS SNI) is "
+                 "refused in the TLS handshake, so a connection relayed from another server of "
+                 "the fleet fails. Default: any name")
+      ->needs(psk)
+      ->excludes(cert);
   app.add_flag("--insecure", o->s.insecure,
                "serve without a key and without --allow: anyone who reaches the port may run "
                "tests and read the doctor report")
@@ -177,6 +184,12 @@ Runner attach_serve(CLI::App& app) {
         return 2;
       }
       s.keys.push_back(std::move(*k));
+    }
+    if (!s.server_names.empty() && rings.empty()) {
+      std::fprintf(stderr,
+                   "rdmacheck serve: --server-name needs a key ring (TLS 1.3 carries the name "
+                   "dialled; a raw key file has no TLS): rdmacheck keygen NAME --ring RING\n");
+      return 2;
     }
     if (!rings.empty() && !s.keys.empty()) {
       std::fprintf(stderr,

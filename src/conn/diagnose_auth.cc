@@ -50,9 +50,13 @@ Finding auth_finding(const ConnObservation& o) {
       id = FindingId::kAuthServerUnproven;
       summary = fmt::format("{} could not prove who it is", o.host);
       fix =
-          "make sure the address reaches the right server; with a key, that it was given the same "
-          "key; with certificates, connect by a name its certificate holds (DNS or IP "
-          "subjectAltName) and give --tls-ca the CA that signed it";
+          "make sure the address reaches the right server; with a raw key, that it was given the "
+          "same key; with a key ring and a server that was given --server-name, dial one of those "
+          "names or one of its addresses (its log's first line lists them), or add this name "
+          "there: a name it was given that still fails reached another server (what does the "
+          "name resolve to? is something relaying port 4792?); with certificates, connect by a "
+          "name its certificate holds (DNS or IP subjectAltName) and give --tls-ca the CA that "
+          "signed it";
       break;
     case AuthFailure::kServerUnkeyed:
       id = FindingId::kAuthServerUnkeyed;

@@ -16,6 +16,7 @@
 namespace rdmacheck {
 namespace {
 
+using detail::check_server_name;
 using detail::find_session;
 using detail::openssl_errors;
 using detail::TlsState;
@@ -91,6 +92,7 @@ TlsError classify(TlsState& st, const char* what) {
   f.handshake = SSL_is_init_finished(st.ssl.get()) == 0;
   f.server = st.server;
   f.unknown_identity = st.unknown_identity;
+  f.wrong_name = st.wrong_name;
   f.heard = st.heard;
   f.identity = st.identity;
   f.own_identity = st.key.identity;
@@ -147,6 +149,7 @@ Result<std::unique_ptr<TlsState>, TlsError> new_state(const Fd& fd, bool server,
     if (server) {
       SSL_CTX_set_num_tickets(ctx, 0);  // nothing to resume: each connection proves its key
       SSL_CTX_set_psk_find_session_callback(ctx, find_session);
+      SSL_CTX_set_tlsext_servername_callback(ctx, check_server_name);
     } else {
       SSL_CTX_set_psk_use_session_callback(ctx, use_session);
     }
@@ -233,10 +236,12 @@ Result<TlsChannel, TlsError> TlsChannel::connect(const Fd& fd, const TlsCerts& c
   return TlsChannel(std::move(*done));
 }
 
-Result<TlsChannel, TlsError> TlsChannel::accept(const Fd& fd, KeyLookup keys, Deadline d) {
+Result<TlsChannel, TlsError> TlsChannel::accept(const Fd& fd, KeyLookup keys, Deadline d,
+                                                NameCheck names) {
   auto st = new_state(fd, true);
   if (!st) return st.error();
   (*st)->keys = std::move(keys);
+  (*st)->names = std::move(names);
   auto done = server_handshake(std::move(*st), d);
   if (!done) return done.error();
   return TlsChannel(std::move(*done));

@@ -49,6 +49,8 @@ enum class TlsFault {
   kTampered,         // a record failed its integrity check: changed on the path
   kUnverified,       // (certificates) the peer's certificate does not verify: another CA,
                      // expired, revoked, or (client) it does not name the host dialled
+  kWrongName,        // the name the client dialled (SNI) is not one the server answers to:
+                     // a relay to another server, DNS, or a name the server was not given
   kProtocol,         // any other TLS failure; the message has OpenSSL's reason or the alert
 };
 
@@ -96,8 +98,15 @@ class TlsChannel {
   // channel): offers KEY and sends SERVER_NAME (SNI: the name it dialled).
   static Result<TlsChannel, TlsError> connect(const Fd& fd, const TlsKey& key,
                                               const std::string& server_name, Deadline d);
+  // Whether the server answers to the name a client dialled (its SNI; "" when it sent none).
+  using NameCheck = std::function<bool(const std::string& server_name)>;
+
   // The server's handshake: KEYS answers for the identity the client names.
-  static Result<TlsChannel, TlsError> accept(const Fd& fd, KeyLookup keys, Deadline d);
+  // With NAMES, a client that dialled a name NAMES refuses gets TLS's
+  // unrecognized_name alert and no session: a connection relayed from
+  // another server of the fleet (the client dialled that one) fails.
+  static Result<TlsChannel, TlsError> accept(const Fd& fd, KeyLookup keys, Deadline d,
+                                             NameCheck names = nullptr);
   // The same with certificates; identity() is then the peer certificate's CN.
   static Result<TlsChannel, TlsError> connect(const Fd& fd, const TlsCerts& certs,
                                               const std::string& server_name, Deadline d);

@@ -69,6 +69,22 @@ TlsError classify_tls_failure(const TlsFailureFacts& f, const char* what) {
     return TlsError{fault,
                     plain_error(what, why + (f.detail.empty() ? "" : " (" + f.detail + ")"))};
   };
+  if (f.server && f.wrong_name) {  // refused before any key was looked at
+    return TlsError{
+        TlsFault::kWrongName,
+        plain_error(what, fmt::format("the client dialled '{}', a name this server does not "
+                                      "answer to (serve --server-name, and its own addresses): "
+                                      "a relay from another server, DNS pointing here, or a name "
+                                      "the server was not given",
+                                      f.server_name))};
+  }
+  if (!f.server && f.reason == SSL_R_TLSV1_UNRECOGNIZED_NAME) {
+    return err(TlsFault::kWrongName,
+               fmt::format("the server does not answer to '{}', the name dialled (serve "
+                           "--server-name): the connection reached another server (a relay, or "
+                           "DNS), or that server was not given this name",
+                           f.server_name));
+  }
   if (f.server &&
       f.unknown_identity) {  // OpenSSL's reason (no certificate to fall back on) is noise
     return TlsError{TlsFault::kUnknownIdentity,

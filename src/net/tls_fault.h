@@ -17,13 +17,14 @@ struct TlsFailureFacts {
   bool handshake = false;         // the handshake had not finished
   bool server = false;            // this side accepted the connection
   bool unknown_identity = false;  // (server) no key for the identity the client named
+  bool wrong_name = false;        // (server) the client dialled a name it does not answer to
   bool heard = false;             // any byte from the peer yet
   bool errno_set = false;         // the socket side left an errno
   std::string identity;           // (server) the identity the client named
   std::string own_identity;       // (client) the identity this side offered
   bool certificates = false;      // certificate mode (mutual TLS), not key rings
   long verify = 0;                // SSL_get_verify_result: why the peer's certificate failed
-  std::string server_name;        // (client) the name it dialled
+  std::string server_name;        // the name the client dialled (SNI)
 };
 
 TlsError classify_tls_failure(const TlsFailureFacts& f, const char* what);

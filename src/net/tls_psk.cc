@@ -66,4 +66,15 @@ int find_session(SSL* ssl, const unsigned char* identity, size_t len, SSL_SESSIO
   return *sess != nullptr ? 1 : 0;
 }
 
+int check_server_name(SSL* ssl, int* alert, void* /*arg*/) {
+  TlsState* st = state_of(ssl);
+  if (st == nullptr || !st->names) return SSL_TLSEXT_ERR_OK;
+  const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+  st->sni = name != nullptr ? name : "";
+  if (st->names(st->sni)) return SSL_TLSEXT_ERR_OK;
+  st->wrong_name = true;
+  *alert = SSL_AD_UNRECOGNIZED_NAME;
+  return SSL_TLSEXT_ERR_ALERT_FATAL;
+}
+
 }  // namespace rdmacheck::detail

@@ -28,6 +28,8 @@ struct TlsState {
   std::string identity;
   std::string sni;
   bool unknown_identity = false;  // the server had no key for the client's identity
+  TlsChannel::NameCheck names;    // (server) the names it answers to; empty: any
+  bool wrong_name = false;        // (server) the client dialled a name it does not answer to
   bool heard = false;             // any byte from the peer yet
   TlsCerts certs;                 // certificate mode: the shared context (ctx stays empty)
   std::string plain;              // decrypted bytes not yet taken by recv_frame
@@ -47,5 +49,8 @@ bool restrict_to_tls13(SSL_CTX* ctx);
 int use_session(SSL* ssl, const EVP_MD* md, const unsigned char** id, size_t* idlen,
                 SSL_SESSION** sess);
 int find_session(SSL* ssl, const unsigned char* identity, size_t len, SSL_SESSION** sess);
+// The server's SNI callback (SSL_CTX_set_tlsext_servername_callback): the
+// client's name against TlsState::names; unrecognized_name when refused.
+int check_server_name(SSL* ssl, int* alert, void* arg);
 
 }  // namespace rdmacheck::detail

@@ -76,6 +76,43 @@ TEST(Tls, AKnownIdentityGetsTls13AndFramesBothWays) {
   EXPECT_EQ(after.error().fault, TlsFault::kClosed) << after.error().error.message();
 }
 
+// A server that answers to some names only refuses a client that dialled
+// another (a relay from another server of the fleet: the client's SNI names
+// that one) with unrecognized_name, in the handshake; both sides say so.
+TEST(Tls, ANameTheServerDoesNotAnswerToIsRefusedBeforeAnyKey) {
+  for (const std::string dialled : {"h3", "h1"}) {
+    auto [c, s] = socket_pair();
+    auto server = std::async(std::launch::async, [&, &s = s] {
+      return TlsChannel::accept(
+          s,
+          [](const std::string& id) -> std::optional<std::string> {
+            return id == "h2" ? std::optional<std::string>(kSecret) : std::nullopt;
+          },
+          deadline_in(10s), [](const std::string& name) { return name == "h1"; });
+    });
+    auto client = TlsChannel::connect(c, TlsKey{"h2", kSecret}, dialled, deadline_in(10s));
+    auto srv = server.get();
+    if (dialled == "h1") {
+      ASSERT_TRUE(client.ok()) << client.error().error.message();
+      ASSERT_TRUE(srv.ok()) << srv.error().error.message();
+      EXPECT_EQ(srv->server_name(), "h1");
+      continue;
+    }
+    ASSERT_FALSE(client.ok());
+    ASSERT_FALSE(srv.ok());
+    EXPECT_EQ(client.error().fault, TlsFault::kWrongName) << client.error().error.message();
+    EXPECT_NE(client.error().error.message().find(
+                  "the server does not answer to 'h3', the name dialled (serve --server-name)"),
+              std::string::npos)
+        << client.error().error.message();
+    EXPECT_EQ(srv.error().fault, TlsFault::kWrongName) << srv.error().error.message();
+    EXPECT_NE(srv.error().error.message().find(
+                  "the client dialled 'h3', a name this server does not answer to"),
+              std::string::npos)
+        << srv.error().error.message();
+  }
+}
+
 TEST(Tls, AnUnknownOrRevokedIdentityIsRefusedAndTheServerSaysWhich) {
   auto [c, s] = socket_pair();
   auto b = handshake(c, s, TlsKey{"h9", kSecret}, ring({{"h2", kSecret}}));

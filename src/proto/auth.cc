@@ -116,16 +116,17 @@ AuthError tls_auth_error(AuthFailure kind, const TlsError& e) {
 // or with certificates (CERTS: mutual TLS).
 Result<Admitted, AuthError> accept_tls(Channel& c, const ServerKeys& keys, Deadline d) {
   const auto ring = keys.ring;
-  auto tls =
-      keys.certs
-          ? TlsChannel::accept(c.fd(), keys.certs, d)
-          : TlsChannel::accept(
-                c.fd(), [ring](const std::string& identity) { return ring->find(identity); }, d);
+  auto tls = keys.certs
+                 ? TlsChannel::accept(c.fd(), keys.certs, d)
+                 : TlsChannel::accept(
+                       c.fd(), [ring](const std::string& identity) { return ring->find(identity); },
+                       d, keys.names);
   if (!tls) {
     switch (tls.error().fault) {
       case TlsFault::kUnknownIdentity:
       case TlsFault::kKeyMismatch:
       case TlsFault::kUnverified:
+      case TlsFault::kWrongName:
         return tls_auth_error(AuthFailure::kFailed, tls.error());
       case TlsFault::kNotTls: {
         AuthError e = tls_auth_error(AuthFailure::kRequired, tls.error());
@@ -171,6 +172,7 @@ Result<Unit, AuthError> connect_tls(Channel& c, const Psk& key, const std::strin
       case TlsFault::kRefused:
         return tls_auth_error(AuthFailure::kFailed, tls.error());
       case TlsFault::kUnverified:
+      case TlsFault::kWrongName:
         return tls_auth_error(AuthFailure::kServerUnproven, tls.error());
       default:
         return tls_auth_error(AuthFailure::kProtocol, tls.error());

@@ -103,6 +103,9 @@ struct ServerKeys {
   std::vector<Psk> raw;
   std::shared_ptr<const KeyRing> ring;
   TlsCerts certs;  // certificate mode, instead of either
+  // With a ring: the names (SNI) clients may dial this server by; empty: any.
+  // (A certificate proves its names to the client itself.)
+  TlsChannel::NameCheck names;
   [[nodiscard]] bool empty() const { return raw.empty() && !ring && !certs; }
 };
 

@@ -69,6 +69,29 @@ TEST(AuthTls, AnUnknownOrRevokedIdentityAndAWrongKeyAreRefusedAndTheServerSaysWh
   EXPECT_TRUE(wrong.received.is_null());
 }
 
+// A server given the names it answers to (serve --server-name) refuses a
+// client that dialled another (a connection relayed from another server):
+// the client names the server unproven, the server's log the name dialled.
+TEST(AuthTls, ANameTheServerWasNotGivenIsRefusedAndBothSidesSayIt) {
+  ServerKeys keys{{}, ring_of(ring_line("h2", kKeyA))};
+  keys.names = [](const std::string& dialled) { return dialled == "h1"; };
+  const Meeting ours = meet(keys, Psk{"client.key", kKeyA, "h2"}, "h1");
+  ASSERT_TRUE(ours.server.ok()) << ours.server.error().error.message();
+  EXPECT_EQ(ours.received.value("type", ""), "doctor-request");
+  const Meeting relayed = meet(keys, Psk{"client.key", kKeyA, "h2"}, "h9");
+  ASSERT_FALSE(relayed.client.ok());
+  EXPECT_EQ(relayed.client.error().kind, AuthFailure::kServerUnproven);
+  EXPECT_NE(relayed.client.error().error.message().find("does not answer to 'h9'"),
+            std::string::npos)
+      << relayed.client.error().error.message();
+  ASSERT_FALSE(relayed.server.ok());
+  EXPECT_EQ(relayed.server.error().kind, AuthFailure::kFailed);
+  EXPECT_NE(relayed.server.error().error.message().find("the client dialled 'h9'"),
+            std::string::npos)
+      << relayed.server.error().error.message();
+  EXPECT_TRUE(relayed.received.is_null());
+}
+
 TEST(AuthTls, KeyFormsThatDoNotMatchAreNamedOnTheClient) {
   const ServerKeys ring{{}, ring_of(ring_line("h2", kKeyA))};
   const Meeting none = meet(ring, std::nullopt);

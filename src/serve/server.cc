@@ -19,6 +19,7 @@
 #include "proto/auth.h"
 #include "serve/cm_acceptor.h"
 #include "serve/log.h"
+#include "serve/server_names.h"
 #include "serve/session.h"
 
 namespace rdmacheck::serve {
@@ -58,7 +59,14 @@ struct Running {
 }  // namespace
 
 proto::ServerKeys ServerOptions::keys_now() const {
-  return {keys, rings ? rings->current() : nullptr, certs ? certs->current() : nullptr};
+  proto::ServerKeys k{keys, rings ? rings->current() : nullptr, certs ? certs->current() : nullptr,
+                      nullptr};
+  if (!server_names.empty()) {
+    k.names = [names = server_names](const std::string& dialled) {
+      return answers_to(names, dialled);
+    };
+  }
+  return k;
 }
 
 namespace {
@@ -79,10 +87,13 @@ std::optional<std::string> admission_line(const ServerOptions& o) {
   if (o.rings) {
     std::string files;
     for (const auto& f : o.rings->files()) files += (files.empty() ? "" : ", ") + f;
+    std::string names;
+    for (const auto& n : o.server_names) names += (names.empty() ? "" : ", ") + n;
     return fmt::format(
         "rdmacheck serve: clients from {} must prove their identity's key in {} ({} identities; "
-        "TLS 1.3; SIGHUP re-reads)",
-        from, files, o.rings->current()->size());
+        "TLS 1.3; SIGHUP re-reads){}",
+        from, files, o.rings->current()->size(),
+        names.empty() ? "" : fmt::format("; they must dial {} or an address of this host", names));
   }
   if (!o.keys.empty()) {
     std::string files;

@@ -50,6 +50,10 @@ struct ServerOptions {
   // Set (by SIGHUP) to have the rings (or certificates and CRL) re-read; looked at every 200 ms.
   std::atomic<bool>* reload = nullptr;
   std::vector<Cidr> allow;  // empty: every address
+  // With a key ring: the names clients may dial this server by (their TLS
+  // SNI), besides its own addresses; empty: any name. A client that dialled
+  // another name (a connection relayed from another server) is refused.
+  std::vector<std::string> server_names;
   bool insecure = false;
   bool share_doctor = true;  // answer doctor requests (hostname, GIDs, firewall rules)
   // Told once: the port it listens on (tcp_port 0 = the kernel's pick), or

@@ -23,14 +23,18 @@ const char* kWaitForH2Run3 = "while [ ! -e /run/lab/h2/rc.3 ]; do sleep 0.1; don
 const char* kRingServer =
     "h1:cd /run/lab/h1 && rdmacheck keygen h2 --ring ring > h2.line && "
     "rdmacheck keygen other --ring ring > other.line && "
-    "{ rdmacheck serve --psk-file ring --port 18800 > ring-serve.log 2>&1 & echo $! > pid; } && "
+    "{ rdmacheck serve --psk-file ring --server-name h1 --port 18800 > ring-serve.log 2>&1 & "
+    "echo $! > pid; } && "
     "until grep -q 'listening on' ring-serve.log; do sleep 0.1; done && touch ring-ready && "
     "until [ -e /run/lab/h2/ring-used-both ]; do sleep 0.1; done && "
     "grep -v '^other ' ring > ring.new && cat ring.new > ring && kill -HUP $(cat pid) && "
     "until grep -q 'SIGHUP: key ring re-read, 1 identities' ring-serve.log; do sleep 0.1; done && "
     "touch ring-revoked && until [ -e /run/lab/h2/ring-done ]; do sleep 0.1; done; cat "
     "ring-serve.log";
-// h2: each identity's ping, then after the revocation both again, as a JSON array.
+// h2: each identity's ping, then after the revocation both again; then h2
+// dialling h1-1 (a name of h1's address the server was not given: as a
+// relay's client would, having dialled another server) and h1's address.
+// One JSON array.
 const char* kRingClients =
     "h2:K=/run/lab/h1; until [ -e $K/ring-ready ]; do sleep 0.1; done; umask 077; "
     "cat $K/h2.line > /tmp/h2.key; cat $K/other.line > /tmp/other.key; P='rdmacheck ping h1 -p "
@@ -38,7 +42,9 @@ const char* kRingClients =
     "$P --psk-file /tmp/h2.key > /tmp/r1; $P --psk-file /tmp/other.key > /tmp/r2; "
     "touch /run/lab/h2/ring-used-both; until [ -e $K/ring-revoked ]; do sleep 0.1; done; "
     "$P --psk-file /tmp/other.key > /tmp/r3; $P --psk-file /tmp/h2.key > /tmp/r4; "
-    "touch /run/lab/h2/ring-done; jq -s . /tmp/r1 /tmp/r2 /tmp/r3 /tmp/r4";
+    "Q='rdmacheck ping -p 18800 -n 2 --no-ladder --json --psk-file /tmp/h2.key'; "
+    "$Q h1-1 > /tmp/r5; $Q 198.18.0.1 > /tmp/r6; "
+    "touch /run/lab/h2/ring-done; jq -s . /tmp/r1 /tmp/r2 /tmp/r3 /tmp/r4 /tmp/r5 /tmp/r6";
 
 // h1: a second server in certificate mode (mutual TLS) on a PKI the test
 // makes (tests/pki/make-test-pki: the openssl CLI), with the CA's CRL; once
@@ -169,12 +175,23 @@ TEST(AuthLab, KeyRingAndCertificatesOpenSessionsAndEveryRefusalStopsBeforeVerbs)
   // The ring: both identities served, then "other" refused after the
   // re-read while h2 still is; the log names each identity and the refusal.
   const auto& ring = run_output(r, "h2", 4);
-  ASSERT_TRUE(ring.is_array() && ring.size() == 4) << r.console;
-  for (size_t i : {0u, 1u, 3u}) EXPECT_EQ(ring[i]["ok"], true) << i << ring[i].dump(2);
+  ASSERT_TRUE(ring.is_array() && ring.size() == 6) << r.console;
+  for (size_t i : {0u, 1u, 3u, 5u}) EXPECT_EQ(ring[i]["ok"], true) << i << ring[i].dump(2);
   EXPECT_EQ(ring[2]["failed_stage"], "auth") << ring[2].dump(2);
   EXPECT_EQ(finding_ids(ring[2]["findings"]), std::vector<std::string>{"auth-failed"});
   const std::string ring_log = run_output(r, "h1", 1).get<std::string>();
-  EXPECT_NE(ring_log.find("(2 identities; TLS 1.3; SIGHUP re-reads)"), std::string::npos)
+  EXPECT_NE(ring_log.find("(2 identities; TLS 1.3; SIGHUP re-reads); they must dial h1 or an "
+                          "address of this host"),
+            std::string::npos)
+      << ring_log;
+  // --server-name h1: h1-1 is refused in the handshake, h1's own address is not.
+  EXPECT_EQ(finding_ids(ring[4]["findings"]), std::vector<std::string>{"auth-server-unproven"})
+      << ring[4].dump(2);
+  EXPECT_NE(ring[4]["findings"][0]["evidence"].dump().find("does not answer to 'h1-1'"),
+            std::string::npos)
+      << ring[4].dump(2);
+  EXPECT_NE(ring_log.find("the client dialled 'h1-1', a name this server does not answer to"),
+            std::string::npos)
       << ring_log;
   EXPECT_NE(ring_log.find("[identity h2, TLSv1.3"), std::string::npos) << ring_log;
   EXPECT_NE(ring_log.find("[identity other, TLSv1.3"), std::string::npos) << ring_log;
