@@ -44,18 +44,32 @@ std::string receive(const Fd& fd) {
   return n < 0 ? "(recv failed)" : std::string(buf, static_cast<size_t>(n));
 }
 
+// The guests' ends of a lab's wires, each bound as QEMU binds it, with the
+// hub's socket paths beside them, in a temporary directory of their own.
+struct Ports {
+  explicit Ports(std::initializer_list<const char*> names) {
+    for (const char* n : names) {
+      hubs.push_back((dir / (std::string("hub-") + n + ".sock")).string());
+      guests.push_back((dir / (std::string(n) + ".sock")).string());
+      g.push_back(bind_guest(guests.back()));
+    }
+  }
+  Ports(const Ports&) = delete;
+  Ports& operator=(const Ports&) = delete;
+  ~Ports() { std::filesystem::remove_all(dir); }
+  std::filesystem::path dir = test_util::make_temp_dir("hub");
+  std::vector<std::string> hubs;
+  std::vector<std::string> guests;
+  std::vector<Fd> g;
+};
+
 // Two wires of two NICs each: a frame reaches the other NIC of its own wire
 // and never a NIC of the other wire.
 TEST(Hub, ForwardsOnlyWithinAWire) {
-  const auto dir = test_util::make_temp_dir("hub");
-  std::vector<std::string> hubs;
-  std::vector<std::string> guests;
-  for (const char* n : {"h1-1", "h2-1", "h1-2", "h2-2"}) {
-    hubs.push_back((dir / (std::string("hub-") + n + ".sock")).string());
-    guests.push_back((dir / (std::string(n) + ".sock")).string());
-  }
-  std::vector<Fd> g;
-  for (const auto& p : guests) g.push_back(bind_guest(p));
+  Ports w{"h1-1", "h2-1", "h1-2", "h2-2"};
+  const auto& hubs = w.hubs;
+  const auto& guests = w.guests;
+  auto& g = w.g;
   auto hub = Hub::start(hubs, guests, {1, 1, 2, 2});
   ASSERT_TRUE(hub.ok()) << hub.error().message();
 
@@ -69,7 +83,6 @@ TEST(Hub, ForwardsOnlyWithinAWire) {
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ((*hub)->unheard_to(i), 0u) << i;
   EXPECT_FALSE(Hub::start(hubs, guests, {1, 2}).ok()) << "a wire for each port";
   hub->reset();
-  std::filesystem::remove_all(dir);
 }
 
 SwitchFault switch_fault(const std::string& spec) {
@@ -82,15 +95,10 @@ SwitchFault switch_fault(const std::string& spec) {
 // and go away when cleared. Synchronised on frames, not on time: a frame
 // sent after the one the fault drops arrives, so the drop has happened.
 TEST(Hub, SwitchFaultsActOnTheirPortAndDirectionAndAreCounted) {
-  const auto dir = test_util::make_temp_dir("hub");
-  std::vector<std::string> hubs;
-  std::vector<std::string> guests;
-  for (const char* n : {"h1-1", "h2-1"}) {
-    hubs.push_back((dir / (std::string("hub-") + n + ".sock")).string());
-    guests.push_back((dir / (std::string(n) + ".sock")).string());
-  }
-  std::vector<Fd> g;
-  for (const auto& p : guests) g.push_back(bind_guest(p));
+  Ports w{"h1-1", "h2-1"};
+  const auto& hubs = w.hubs;
+  const auto& guests = w.guests;
+  auto& g = w.g;
   auto hub = Hub::start(hubs, guests, {1, 1}, 42);
   ASSERT_TRUE(hub.ok()) << hub.error().message();
   Hub& h = **hub;
@@ -141,22 +149,16 @@ TEST(Hub, SwitchFaultsActOnTheirPortAndDirectionAndAreCounted) {
                                       "switch-delay:50@h2:in", "switch-loss:100@h2:in"}))
       << "every fault the port had, cleared or not, for the wire report";
   hub->reset();
-  std::filesystem::remove_all(dir);
 }
 
 // A guest whose QEMU stops reading its socket and sends nothing is a stall:
 // the hub measures how long frames waited for it untaken. A guest that reads
 // what reaches it, however little it sends, is none.
 TEST(Hub, AGuestThatTakesNoFrameAndSendsNoneIsAStall) {
-  const auto dir = test_util::make_temp_dir("hub");
-  std::vector<std::string> hubs;
-  std::vector<std::string> guests;
-  for (const char* n : {"h1", "h2", "h3"}) {
-    hubs.push_back((dir / (std::string("hub-") + n + ".sock")).string());
-    guests.push_back((dir / (std::string(n) + ".sock")).string());
-  }
-  std::vector<Fd> g;
-  for (const auto& p : guests) g.push_back(bind_guest(p));
+  Ports w{"h1", "h2", "h3"};
+  const auto& hubs = w.hubs;
+  const auto& guests = w.guests;
+  auto& g = w.g;
   auto hub = Hub::start(hubs, guests);
   ASSERT_TRUE(hub.ok()) << hub.error().message();
   auto& h = **hub;
@@ -185,22 +187,16 @@ TEST(Hub, AGuestThatTakesNoFrameAndSendsNoneIsAStall) {
   EXPECT_EQ(receive(g[0]), "marker");
   EXPECT_LT(h.longest_stall(1).seconds, ended + 0.5);
   hub->reset();
-  std::filesystem::remove_all(dir);
 }
 
 // A guest that takes every frame and sends none is mute, not stalled: the
 // hub dates how long and counts what it took, from the first frame it took
 // after its last one sent. Once it sends, that silence has ended.
 TEST(Hub, AGuestThatTakesFramesAndSendsNoneIsMuteNotStalled) {
-  const auto dir = test_util::make_temp_dir("hub");
-  std::vector<std::string> hubs;
-  std::vector<std::string> guests;
-  for (const char* n : {"h1", "h2"}) {
-    hubs.push_back((dir / (std::string("hub-") + n + ".sock")).string());
-    guests.push_back((dir / (std::string(n) + ".sock")).string());
-  }
-  std::vector<Fd> g;
-  for (const auto& p : guests) g.push_back(bind_guest(p));
+  Ports w{"h1", "h2"};
+  const auto& hubs = w.hubs;
+  const auto& guests = w.guests;
+  auto& g = w.g;
   auto hub = Hub::start(hubs, guests);
   ASSERT_TRUE(hub.ok()) << hub.error().message();
   auto& h = **hub;
@@ -225,7 +221,6 @@ TEST(Hub, AGuestThatTakesFramesAndSendsNoneIsMuteNotStalled) {
   EXPECT_EQ(receive(g[0]), "marker");
   EXPECT_LT(h.longest_mute(1).seconds, ended + 0.5);
   hub->reset();
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

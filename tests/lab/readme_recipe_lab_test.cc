@@ -78,15 +78,21 @@ TEST(ReadmeRecipeLab, TheHardwareRecipeAsWrittenEndsInAPassingCheck) {
       "mkdir -p /run/etc-up /run/etc-work && mount -t overlay etc -o "
       "lowerdir=/etc,upperdir=/run/etc-up,workdir=/run/etc-work /etc && mount --bind "
       "/run/lab/hosts /etc/hosts";
-  std::vector<std::string> args = {"--ssh",   "--fault", "no-server", "--setup",
-                                   std::string("h1:") + etc, "--setup", std::string("h2:") + etc};
+  std::vector<std::string> args = {"--ssh",
+                                   "--fault",
+                                   "no-server",
+                                   "--setup",
+                                   std::string("h1:") + etc,
+                                   "--setup",
+                                   std::string("h2:") + etc};
   size_t check_run = 0;
   size_t h2_runs = 0;
   for (const auto& l : lines) {
     std::string cmd = in_the_lab(l.command);
     if (cmd.find("rdmacheck serve ") == 0) {  // runs until stopped: in the background
-      cmd += " > /run/serve.log 2>&1 & until grep -q listening /run/serve.log; do sleep 0.1; "
-             "done; touch /run/lab/h1/recipe-serving";
+      cmd +=
+          " > /run/serve.log 2>&1 & until grep -q listening /run/serve.log; do sleep 0.1; "
+          "done; touch /run/lab/h1/recipe-serving";
     } else if (cmd.find("rdmacheck check ") == 0) {
       cmd = "until [ -e /run/lab/h1/recipe-serving ]; do sleep 0.1; done; " + cmd;
       check_run = h2_runs;
