@@ -106,7 +106,9 @@ std::optional<VirtqStatus> parse_queue_status(const nlohmann::json& reply) {
 Result<std::vector<NicQueues>> query_nic_queues(const std::string& path, Deadline deadline) {
   auto addr = unix_addr(path);
   if (!addr) return addr.error();
-  Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  // Non-blocking: a connect to a listener whose backlog is full fails at
+  // once (EAGAIN) instead of waiting without a deadline.
+  Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd.valid()) return errno_error("socket", "qmp");
   if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&*addr), sizeof *addr) != 0) {
     return errno_error("connect", path);

@@ -26,10 +26,10 @@ std::string quote(const std::string& s) {
 // passed or not) how long the hub saw each guest stalled, so a whole lab-label
 // run can be read for stalls afterwards (grep 'lab-harness: ').
 void note_stalls(const LabRun& r) {
-  if (!r.doc.is_object() || !r.doc["wire"].is_array()) return;
+  if (!r.doc.is_object() || !r.doc.contains("wire") || !r.doc.at("wire").is_array()) return;
   std::string worst;
   double longest = -1;
-  for (const auto& w : r.doc["wire"]) {
+  for (const auto& w : r.doc.at("wire")) {
     const double s = w["hub_stall"]["seconds"].get<double>();
     if (s > longest) {
       longest = s;
@@ -44,11 +44,14 @@ void note_stalls(const LabRun& r) {
 
 // The first port the lab says it failed itself on ("tx-stall on h1"), or "".
 std::string lab_fault(const LabRun& r) {
-  if (!r.doc.is_object() || !r.doc["wire"].is_array()) return "";
-  for (const auto& w : r.doc["wire"]) {
-    if (w.contains("lab_fault") && w["lab_fault"].is_string()) {
-      return w["lab_fault"].get<std::string>() + " on " + w["host"].get<std::string>() +
-             (w["wire"] == 1 ? "" : "-" + std::to_string(w["wire"].get<int>()));
+  // value() and contains(): operator[] on a const document with a key it
+  // lacks is undefined (a lab that failed early has no wire report).
+  if (!r.doc.is_object() || !r.doc.contains("wire") || !r.doc.at("wire").is_array()) return "";
+  for (const auto& w : r.doc.at("wire")) {
+    if (w.is_object() && w.contains("lab_fault") && w.at("lab_fault").is_string()) {
+      const int wire = w.value("wire", 1);
+      return w.at("lab_fault").get<std::string>() + " on " + w.value("host", std::string("?")) +
+             (wire == 1 ? "" : "-" + std::to_string(wire));
     }
   }
   return "";
