@@ -11,6 +11,7 @@
 // Frames inside TLS are those of net/tcp.h: a 4-byte length, then JSON.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -80,12 +81,15 @@ class TlsCertContext {
   [[nodiscard]] void* ctx() const { return ctx_; }  // SSL_CTX*
   [[nodiscard]] const TlsCertFiles& files() const { return files_; }
   [[nodiscard]] const std::string& subject() const { return subject_; }  // this side's CN
+  // When this side's certificate stops being valid (its notAfter).
+  [[nodiscard]] std::chrono::system_clock::time_point not_after() const { return not_after_; }
 
  private:
   TlsCertContext() = default;
   void* ctx_ = nullptr;
   TlsCertFiles files_;
   std::string subject_;
+  std::chrono::system_clock::time_point not_after_;
 };
 using TlsCerts = std::shared_ptr<const TlsCertContext>;
 

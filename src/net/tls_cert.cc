@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdio>
+#include <ctime>
 
 #include "base/secret_file.h"
 #include "net/tls.h"
@@ -99,6 +100,10 @@ Result<std::shared_ptr<const TlsCertContext>> TlsCertContext::load(const TlsCert
                      nullptr);
   if (server) SSL_CTX_set_num_tickets(ctx, 0);  // nothing to resume
   c->subject_ = common_name(SSL_CTX_get0_certificate(ctx));
+  std::tm end{};
+  if (ASN1_TIME_to_tm(X509_get0_notAfter(SSL_CTX_get0_certificate(ctx)), &end) == 1) {
+    c->not_after_ = std::chrono::system_clock::from_time_t(::timegm(&end));
+  }
   return std::shared_ptr<const TlsCertContext>(std::move(c));
 }
 

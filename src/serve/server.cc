@@ -17,6 +17,7 @@
 #include "net/ip_match.h"
 #include "net/tcp.h"
 #include "proto/auth.h"
+#include "serve/cert_store.h"
 #include "serve/cm_acceptor.h"
 #include "serve/log.h"
 #include "serve/server_names.h"
@@ -175,6 +176,9 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
       lim.sessions_per_source, lim.startups, lim.startups_per_source, lim.pinned_bytes >> 20,
       conn::traffic_cap_text(o.max_rate), cm != nullptr ? "; rdma_cm too" : ""));
   log.line(*admission);
+  if (o.certs) {
+    if (auto n = expiry_note(*o.certs->current(), std::chrono::system_clock::now())) log.line(*n);
+  }
   if (o.on_listening) o.on_listening(local_port(*listener));
   // --one-off and --exit-after count sessions past the handshake only: a
   // port scan, a bare connect or a client without the key never ends a server.
@@ -206,6 +210,9 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
       if (o.certs) {
         if (auto c = o.certs->reload(); c) {
           log.security("rdmacheck serve: SIGHUP: certificate, key, CA and CRL re-read");
+          if (auto n = expiry_note(*o.certs->current(), std::chrono::system_clock::now())) {
+            log.security(*n);
+          }
         } else {
           log.security("rdmacheck serve: SIGHUP: " + c.error().message() +
                        "; the old certificates stay");
