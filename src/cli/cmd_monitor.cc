@@ -70,9 +70,7 @@ Runner attach_monitor(CLI::App& app) {
       ->default_val(proto::kDefaultPort)
       ->check(CLI::Range(1, 65535));
   add_device_options(app, o->m.probe.target.dev);
-  app.add_option("--psk-file", o->m.probe.target.psk_file,
-                 "the fleet's pre-shared key (serve --psk-file), a file only its owner may read")
-      ->envname("RDMACHECK_PSK_FILE");
+  add_key_options(app, o->m.probe.target);  // the fleet's key line, or its certificates
   app.add_option("--transports", o->transports, "what each round probes: rc, ud or rc,ud")
       ->check(CLI::Validator(
           [](const std::string& v) -> std::string {

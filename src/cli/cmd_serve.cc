@@ -59,6 +59,11 @@ Runner attach_serve(CLI::App& app) {
                  "admit only clients from this address or network (IPv4 or IPv6, "
                  "e.g. 10.0.0.0/8, fd00::/8, 198.18.0.2); repeatable. Checked at accept, for TCP "
                  "and rdma_cm, before any key");
+  app.add_option("--allow-identity", o->s.allow_identities,
+                 "with certificates: admit only clients whose certificate CN is NAME "
+                 "(repeatable; default: any the CA signed and the CRL leaves). A key ring is "
+                 "its own list of identities")
+      ->needs(cert);
   app.add_option("--server-name", o->s.server_names,
                  "with a key ring: a name clients dial this server by (repeatable; its own "
                  "addresses always count). A client that dialled another name (TLS SNI) is "

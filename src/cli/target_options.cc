@@ -69,6 +69,28 @@ void add_device_options(CLI::App& app, conn::DeviceChoice& dev) {
       ->check(CLI::Range(0, 65535));
 }
 
+void add_key_options(CLI::App& app, conn::Target& t) {
+  app.add_option("--psk-file", t.psk_file,
+                 "this client's key for the server (serve --psk-file): its line of "
+                 "the server's key ring (rdmacheck keygen prints it), or the "
+                 "server's raw key; only its owner may read it")
+      ->envname("RDMACHECK_PSK_FILE");
+  auto* cert = app.add_option("--tls-cert", t.tls_cert,
+                              "certificate mode (serve --tls-cert): this client's certificate "
+                              "(PEM, then its chain); with --tls-key and --tls-ca; it takes the "
+                              "place of --psk-file and RDMACHECK_PSK_FILE")
+                   ->envname("RDMACHECK_TLS_CERT");
+  app.add_option("--tls-key", t.tls_key, "the private key of --tls-cert (PEM)")
+      ->envname("RDMACHECK_TLS_KEY")
+      ->needs(cert);
+  app.add_option("--tls-ca", t.tls_ca,
+                 "the CA that signs the server's certificate (PEM); the certificate must name "
+                 "the host given")
+      ->envname("RDMACHECK_TLS_CA")
+      ->needs(cert);
+  cert->needs(app.get_option("--tls-key"))->needs(app.get_option("--tls-ca"));
+}
+
 void add_target_options(CLI::App& app, conn::Target& t, TargetFlags f) {
   t.fs = FsRoot::live();  // a client test reads this host's own devices and counters
   auto* host = app.add_option("host", t.host, "the host running 'rdmacheck serve'")
@@ -100,25 +122,7 @@ void add_target_options(CLI::App& app, conn::Target& t, TargetFlags f) {
   }
   app.add_option("-S,--sl", t.sl, "service level of both hosts' QPs, as perftest's -S")
       ->check(CLI::Range(0, 15));
-  app.add_option("--psk-file", t.psk_file,
-                 "this client's key for the server (serve --psk-file): its line of "
-                 "the server's key ring (rdmacheck keygen prints it), or the "
-                 "server's raw key; only its owner may read it")
-      ->envname("RDMACHECK_PSK_FILE");
-  auto* cert = app.add_option("--tls-cert", t.tls_cert,
-                              "certificate mode (serve --tls-cert): this client's certificate "
-                              "(PEM, then its chain); with --tls-key and --tls-ca; it takes the "
-                              "place of --psk-file and RDMACHECK_PSK_FILE")
-                   ->envname("RDMACHECK_TLS_CERT");
-  app.add_option("--tls-key", t.tls_key, "the private key of --tls-cert (PEM)")
-      ->envname("RDMACHECK_TLS_KEY")
-      ->needs(cert);
-  app.add_option("--tls-ca", t.tls_ca,
-                 "the CA that signs the server's certificate (PEM); the certificate must name "
-                 "the host given")
-      ->envname("RDMACHECK_TLS_CA")
-      ->needs(cert);
-  cert->needs(app.get_option("--tls-key"))->needs(app.get_option("--tls-ca"));
+  add_key_options(app, t);
   if (f.path_mtu) {
     app.add_option("-m,--mtu", t.path_mtu,
                    "path MTU of both QPs in bytes (256, 512, 1024, 2048, 4096), as perftest's -m; "
@@ -126,8 +130,10 @@ void add_target_options(CLI::App& app, conn::Target& t, TargetFlags f) {
         ->check(CLI::IsMember({256, 512, 1024, 2048, 4096}));
   }
   if (f.src) {
-    app.add_option(f.perftest ? "--src,--source_ip" : "--src", t.src,
-                   "with --cm: the local address to resolve from (several NICs)");
+    app.add_option(
+        f.perftest ? "--src,--source_ip" : "--src", t.src,
+        "with --cm: the local address to resolve from (several NICs); the server accepts "
+        "the request only from the address the control connection leaves from");
   }
 }
 

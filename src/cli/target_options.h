@@ -39,6 +39,9 @@ std::string missing(const DevPort& f, const std::vector<DeviceInfo>& devices);
 // -d/--device (--ib-dev as perftest spells it), -i/--ib-port, -x/--gid-index.
 void add_device_options(CLI::App& app, conn::DeviceChoice& dev);
 // HOST, -p/--port, the device options, and --src where asked for.
+// How this client proves itself to serve: --psk-file, or --tls-cert,
+// --tls-key and --tls-ca (each with its RDMACHECK_* variable).
+void add_key_options(CLI::App& app, conn::Target& t);
 void add_target_options(CLI::App& app, conn::Target& t, TargetFlags f = {});
 
 }  // namespace rdmacheck::cli

@@ -213,6 +213,7 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
   if (!sock) return std::move(sock.error());
   ClientSession s;
   s.sock = std::move(*sock);
+  s.cert_expiring = proto::expiring_certificates(s.sock, std::chrono::system_clock::now());
 
   EndpointOptions eo;
   eo.fs = t.fs;
@@ -263,6 +264,8 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
   hello.test.sl = eo.sl;
   hello.test.path_mtu = static_cast<uint16_t>(t.path_mtu);  // the server's QP is capped the same
   hello.test.ack_timeout = r.ack_timeout.value_or(0);       // and, asked for, times out the same
+  // What is left of this run: the server holds the session no longer (serve/hello_policy.h).
+  hello.test.budget_ms = static_cast<uint32_t>(std::clamp(ms_left(end), 1, 86400000));
   hello.facts = local_facts(*s.ep);
   hello.qp = local_qp_info(*s.ep);
   if (!r.forged_gid.empty()) hello.qp.gid = r.forged_gid;

@@ -46,7 +46,8 @@ struct ClientSession {
   std::unique_ptr<Endpoint> ep;
   proto::Welcome welcome;  // with --cm perf tests, qp is the server's ready
   std::vector<proto::Step> local_timeline;
-  AckTimeout ack;  // the RC ACK timeout chosen for this session, and why
+  AckTimeout ack;                          // the RC ACK timeout chosen for this session, and why
+  std::vector<std::string> cert_expiring;  // proto::expiring_certificates at the meeting
   // BASE with the chosen ACK timeout.
   [[nodiscard]] verbs::RcTiming timing(verbs::RcTiming base) const {
     base.timeout = ack.exponent;

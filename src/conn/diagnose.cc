@@ -170,9 +170,18 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
         Finding f = make_finding(FindingId::kCmRejected, Severity::kFail, Layer::kConnection,
                                  "the peer rejected the rdma_cm connection");
         f.evidence.push_back(o.error);
-        f.fix =
-            "check that rdmacheck serve runs on the peer with the same port (and version), and "
-            "that its --allow list admits the address the request comes from (--src)";
+        if (!o.peer_cm_refusal.empty()) {
+          // The server said why: the request did not come from the control connection's address.
+          f.evidence.push_back("the server: " + o.peer_cm_refusal);
+          f.fix =
+              "let rdma_cm leave from the address the control connection comes from: drop --src "
+              "or give it that address, and check that no NAT or proxy between the hosts "
+              "rewrites the TCP connection's source address";
+        } else {
+          f.fix =
+              "check that rdmacheck serve runs on the peer with the same port (and version), and "
+              "that its --allow list admits the address the request comes from (--src)";
+        }
         out.push_back(std::move(f));
       } else {
         Finding f = make_finding(FindingId::kCmConnectFailed, Severity::kFail, Layer::kConnection,
@@ -218,6 +227,7 @@ std::vector<Finding> diagnose(const ConnObservation& o) {
   if (!o.user.any()) blame_peer_off_address(o, out);
   blame_cm_host(o, out);
   blame_forced_source(o, out);
+  note_certificate_expiry(o, out);
   return out;
 }
 

@@ -95,6 +95,11 @@ struct ConnObservation {
   std::vector<std::string> local_firewall;  // rules here that drop UDP 4791
   std::string peer_firewall;                // the peer's own report, "" = none seen
   bool peer_reported = false;               // the peer's bye (and its firewall's view) came back
+  // --cm: why the server rejected our connect request, from its bye ("" = it did not say).
+  std::string peer_cm_refusal;
+  // Certificate mode: this client's and the server's certificates near their end
+  // (proto::expiring_certificates), one sentence each.
+  std::vector<std::string> cert_expiring;
   std::vector<LadderResult> ladder;
   int pings_ok = 0;
   int pings_sent = 0;
@@ -114,6 +119,10 @@ struct ConnObservation {
 };
 
 std::vector<Finding> diagnose(const ConnObservation& o);
+// certificate-expiring for the session to HOST when NOTES (its
+// expiring_certificates) has any; bw and lat add it to their own findings.
+std::optional<Finding> certificate_expiry_finding(const std::string& host,
+                                                  const std::vector<std::string>& notes);
 // Whether a TLS record of the control connection failed its integrity check
 // (EBADMSG from net/channel.cc): then diagnose says only that.
 bool session_tampered(const ConnObservation& o);

@@ -7,6 +7,7 @@
 #include "conn/device_choice.h"
 #include "conn/diagnose_rules.h"
 #include "host/firewall.h"
+#include "net/cert_expiry.h"
 #include "sysfs/rdma_sysfs.h"
 
 namespace rdmacheck::conn {
@@ -68,8 +69,13 @@ Finding auth_finding(const ConnObservation& o) {
       break;
     case AuthFailure::kNotAllowed:
       id = FindingId::kAuthNotAllowed;
-      summary = fmt::format("{} does not admit this host: its --allow list leaves it out", o.host);
-      fix = "add this host's address to the server's --allow, or test from an allowed host";
+      summary = fmt::format(
+          "{} does not admit this host: its --allow list (or, with certificates, its "
+          "--allow-identity list) leaves it out",
+          o.host);
+      fix =
+          "add this host's address to the server's --allow (with certificates: this client's "
+          "certificate CN to its --allow-identity), or test from an admitted host";
       break;
     case AuthFailure::kForeign:
       id = FindingId::kNotRdmacheckServe;
@@ -106,6 +112,25 @@ Finding auth_finding(const ConnObservation& o) {
   f.evidence.push_back(o.error);
   f.fix = fix;
   return f;
+}
+
+std::optional<Finding> certificate_expiry_finding(const std::string& host,
+                                                  const std::vector<std::string>& notes) {
+  if (notes.empty()) return std::nullopt;
+  Finding f = make_finding(
+      FindingId::kCertificateExpiring, Severity::kWarn, Layer::kConnection,
+      fmt::format("{} of the session to {} end{} within {} days: from then on sessions fail",
+                  notes.size() == 1 ? "a certificate" : "certificates", host,
+                  notes.size() == 1 ? "s" : "", kRenewDays));
+  f.evidence = notes;
+  f.fix =
+      "renew each certificate named before its date: this client's in the --tls-cert file (read "
+      "at each run), the server's in serve's --tls-cert (re-read on SIGHUP)";
+  return f;
+}
+
+void note_certificate_expiry(const ConnObservation& o, std::vector<Finding>& out) {
+  if (auto f = certificate_expiry_finding(o.host, o.cert_expiring)) out.push_back(std::move(*f));
 }
 
 }  // namespace rdmacheck::conn

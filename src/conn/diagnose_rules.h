@@ -16,6 +16,9 @@ void packets_lost(const ConnObservation& o, std::vector<Finding>& out);
 // Why the server would not let this client in (proto/auth.h), and what to
 // do (conn/diagnose_auth.cc).
 Finding auth_finding(const ConnObservation& o);
+// A session in certificate mode whose certificates end soon: a warning
+// whatever else happened (conn/diagnose_auth.cc).
+void note_certificate_expiry(const ConnObservation& o, std::vector<Finding>& out);
 
 // A failure whose cause is what the user forced (-d, --ib-port, -x, --src)
 // or where the server answered from (conn/diagnose_selection.cc).

@@ -280,38 +280,6 @@ void probe(const PingOptions& o, PingReport& rep, Endpoint& ep, const proto::QpI
 
 }  // namespace
 
-RttStats rtt_stats(std::vector<double> rtts, int sent) {
-  RttStats s;
-  s.sent = sent;
-  s.received = static_cast<int>(rtts.size());
-  if (rtts.empty()) return s;
-  std::sort(rtts.begin(), rtts.end());
-  s.min = rtts.front();
-  s.max = rtts.back();
-  double sum = 0;
-  for (double r : rtts) sum += r;
-  s.avg = sum / static_cast<double>(rtts.size());
-  const size_t n = rtts.size();
-  s.median = n % 2 == 1 ? rtts[n / 2] : (rtts[n / 2 - 1] + rtts[n / 2]) / 2;
-  // Nearest-rank percentile.
-  const size_t rank = static_cast<size_t>(std::ceil(0.99 * static_cast<double>(n)));
-  s.p99 = rtts[std::clamp<size_t>(rank, 1, n) - 1];
-  return s;
-}
-
-std::vector<uint32_t> ladder_sizes(int mtu, bool ud) {
-  if (mtu <= 0) mtu = 1024;
-  const auto m = static_cast<uint32_t>(mtu);
-  std::vector<uint32_t> sizes = {64, 256, m / 2, m};
-  if (!ud) {
-    sizes.push_back(2 * m);
-    sizes.push_back(8 * m);
-  }
-  std::sort(sizes.begin(), sizes.end());
-  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-  return sizes;
-}
-
 PingReport run_ping(const PingOptions& o) {
   PingReport rep;
   rep.options = o;
@@ -379,6 +347,7 @@ PingReport run_ping(const PingOptions& o) {
     session = std::move(f.session);  // past the welcome: still there for the farewell
     if (!session) return finish();
   }
+  rep.obs.cert_expiring = session->cert_expiring;
   Endpoint& ep = *session->ep;
   if (o.forged_qkey) session->welcome.qp.qkey = *o.forged_qkey;
   const proto::Welcome& welcome = session->welcome;
@@ -411,6 +380,9 @@ PingReport run_ping(const PingOptions& o) {
     rep.peer_timeline.insert(rep.peer_timeline.end(), bye->timeline.begin(), bye->timeline.end());
     rep.obs.peer_firewall = bye->firewall;
     rep.obs.peer_reported = true;
+    for (const proto::Step& step : bye->timeline) {
+      if (step.name == "CONNECT_REQUEST" && !step.ok) rep.obs.peer_cm_refusal = step.error;
+    }
   }
   if (local_fw.valid()) rep.obs.local_firewall = local_fw.get().rules;
   return finish();

@@ -312,6 +312,11 @@ bool TlsChannel::buffered() const {
 const std::string& TlsChannel::identity() const { return s_->identity; }
 const std::string& TlsChannel::server_name() const { return s_->sni; }
 std::string TlsChannel::version() const { return SSL_get_version(s_->ssl.get()); }
+const TlsCerts& TlsChannel::certs() const { return s_->certs; }
+std::optional<std::chrono::system_clock::time_point> TlsChannel::peer_not_after() const {
+  if (!s_->certs) return std::nullopt;
+  return detail::peer_not_after(s_->ssl.get());
+}
 std::string TlsChannel::cipher() const {
   const SSL_CIPHER* c = SSL_get_current_cipher(s_->ssl.get());
   return c != nullptr ? SSL_CIPHER_get_name(c) : "";

@@ -137,6 +137,10 @@ class TlsChannel {
   [[nodiscard]] const std::string& server_name() const;
   [[nodiscard]] std::string version() const;  // "TLSv1.3"
   [[nodiscard]] std::string cipher() const;   // "TLS_AES_128_GCM_SHA256"
+  // Certificate mode: this side's context (its file, CN and end); nullptr with keys.
+  [[nodiscard]] const TlsCerts& certs() const;
+  // Certificate mode: when the peer's certificate ends (its notAfter); nullopt with keys.
+  [[nodiscard]] std::optional<std::chrono::system_clock::time_point> peer_not_after() const;
 
  private:
   explicit TlsChannel(std::unique_ptr<detail::TlsState> s);

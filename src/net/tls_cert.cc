@@ -56,6 +56,13 @@ std::string peer_common_name(SSL* ssl) {
   return cn;
 }
 
+std::optional<std::chrono::system_clock::time_point> peer_not_after(SSL* ssl) {
+  const X509* peer = SSL_get0_peer_certificate(ssl);
+  std::tm end{};
+  if (peer == nullptr || ASN1_TIME_to_tm(X509_get0_notAfter(peer), &end) != 1) return std::nullopt;
+  return std::chrono::system_clock::from_time_t(::timegm(&end));
+}
+
 bool expect_server_name(SSL* ssl, const std::string& name) {
   X509_VERIFY_PARAM* p = SSL_get0_param(ssl);
   // An address is checked against the certificate's IP entries, a name against its DNS ones.

@@ -5,6 +5,8 @@
 
 #include <openssl/types.h>
 
+#include <chrono>
+#include <optional>
 #include <string>
 
 #include "net/tls.h"
@@ -30,8 +32,10 @@ struct TlsFailureFacts {
 TlsError classify_tls_failure(const TlsFailureFacts& f, const char* what);
 
 // Certificate mode (net/tls_cert.cc): the peer certificate's subject CN, and
-// the name (or address) the server's certificate must hold.
+// the name (or address) the server's certificate must hold, and when the
+// peer's certificate ends.
 std::string peer_common_name(SSL* ssl);
+std::optional<std::chrono::system_clock::time_point> peer_not_after(SSL* ssl);
 bool expect_server_name(SSL* ssl, const std::string& name);
 
 }  // namespace rdmacheck::detail

@@ -408,9 +408,8 @@ PerfReport run_perf(const PerfOptions& o, const std::atomic<bool>& stop) {
   r.link = link_facts(ep, mtu);
   if (o.spec.transport == Transport::kUd && max_size(o.spec) > static_cast<uint32_t>(mtu)) {
     fail(r, Stage::kOptions,
-         plain_error("spec", fmt::format("a UD message cannot exceed the path MTU "
-                                         "({} bytes)",
-                                         mtu)));
+         plain_error("spec",
+                     fmt::format("a UD message cannot exceed the path MTU ({} bytes)", mtu)));
   }
   const Counters before = read_counters(ep.fs, ep.device, ep.port);
   const CpuClock cpu;
@@ -447,8 +446,7 @@ PerfReport run_perf(const PerfOptions& o, const std::atomic<bool>& stop) {
                        r.peer ? r.peer->hostname : o.target.host, msgs);
   if (r.ok) {
     for (auto& f : verdict_findings(o.spec, r.link, r.bw, r.lat)) r.findings.push_back(f);
-    // A measured outage first: the retransmissions counted beside it are
-    // what it cost.
+    // A measured outage first: the retransmissions beside it are what it cost.
     if (auto f = stall_finding(o.spec, r.bw, r.lat)) r.findings.insert(r.findings.begin(), *f);
   } else if (r.stalled_before_failure) {
     // The failure is what the outage cost: the outage first.
@@ -461,6 +459,8 @@ PerfReport run_perf(const PerfOptions& o, const std::atomic<bool>& stop) {
   if (auto f = validation_finding(r.validation_checks, r.validation_errors)) {
     r.findings.push_back(*f);
   }
+  if (auto f = conn::certificate_expiry_finding(o.target.host, sessions.front().cert_expiring))
+    r.findings.push_back(*f);
   return finish();
 }
 

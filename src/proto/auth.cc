@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -140,8 +141,16 @@ Result<Admitted, AuthError> accept_tls(Channel& c, const ServerKeys& keys, Deadl
     }
   }
   // With certificates TLS 1.3 lets the client finish before the server has
-  // checked its certificate: an auth-ok tells it that the server did.
+  // checked its certificate: an auth-ok tells it that the server did, or a
+  // refusal that its identity is not one --allow-identity admits.
   if (keys.certs) {
+    const auto& ids = keys.identities;
+    if (!ids.empty() && std::find(ids.begin(), ids.end(), tls->identity()) == ids.end()) {
+      const std::string text =
+          fmt::format("this server's --allow-identity list does not include '{}'", tls->identity());
+      (void)tls->send_frame(refusal_message(AuthFailure::kNotAllowed, text), d);
+      return auth_error(AuthFailure::kNotAllowed, text);
+    }
     auto ok =
         tls->send_frame({{"type", type_name(MessageType::kAuthOk)}, {"version", kVersion}}, d);
     if (!ok) return tls_auth_error(AuthFailure::kProtocol, ok.error());
@@ -163,6 +172,8 @@ Result<Unit, AuthError> connect_tls(Channel& c, const Psk& key, const std::strin
     auto ok = tls->recv_frame(d, kMaxAuthFrame);
     if (!ok) {
       tls = ok.error();
+    } else if (type_of(*ok) == MessageType::kError) {  // --allow-identity leaves it out
+      return from_refusal(*ok);
     } else if (type_of(*ok) != MessageType::kAuthOk) {
       return auth_error(AuthFailure::kProtocol, "expected the server's auth-ok after TLS");
     }

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -106,6 +107,9 @@ struct ServerKeys {
   // With a ring: the names (SNI) clients may dial this server by; empty: any.
   // (A certificate proves its names to the client itself.)
   TlsChannel::NameCheck names;
+  // With certificates: the identities (certificate CNs) admitted; empty: any
+  // the CA signed. (A ring is its own list of identities.)
+  std::vector<std::string> identities;
   [[nodiscard]] bool empty() const { return raw.empty() && !ring && !certs; }
 };
 
@@ -131,6 +135,13 @@ Result<Admitted, AuthError> greet_client(Channel& c, const ServerKeys& keys, Dea
 // with SERVER_NAME (the name it dialled) as SNI, and C carries TLS from then on.
 Result<Unit, AuthError> meet_server(Channel& c, const std::optional<Psk>& key,
                                     const std::string& server_name, Deadline d);
+
+// Certificate mode, once met: this client's certificate and the server's
+// that are within kRenewDays (net/cert_expiry.h) of their end at NOW, each
+// as a sentence with its file or CN, its date and who renews it; empty
+// otherwise (and with keys). The client reports them as certificate-expiring.
+std::vector<std::string> expiring_certificates(const Channel& c,
+                                               std::chrono::system_clock::time_point now);
 
 // An error frame the client turns into the finding CODE.
 nlohmann::json refusal_message(AuthFailure code, const std::string& text);

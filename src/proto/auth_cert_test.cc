@@ -57,6 +57,54 @@ TEST_F(AuthCert, AClientOfTheCaIsAdmittedAsItsCnAndEveryFrameIsInsideTls13) {
   }
 }
 
+// --allow-identity: a certificate the CA signed, but of an identity the
+// server does not list, is refused inside TLS with the server's reason (the
+// client names it auth-not-allowed); a listed one is admitted.
+TEST_F(AuthCert, AnIdentityOutsideTheServersListIsNotAdmitted) {
+  ServerKeys keys;
+  keys.certs = server();
+  keys.identities = {"h7", "h9"};
+  const Meeting out = meet(keys, client("h2"), "h1");
+  ASSERT_FALSE(out.client.ok());
+  EXPECT_EQ(out.client.error().kind, AuthFailure::kNotAllowed);
+  EXPECT_NE(out.client.error().error.message().find(
+                "this server's --allow-identity list does not include 'h2'"),
+            std::string::npos)
+      << out.client.error().error.message();
+  ASSERT_FALSE(out.server.ok());
+  EXPECT_EQ(out.server.error().kind, AuthFailure::kNotAllowed);
+  keys.identities.push_back("h2");
+  const Meeting in = meet(keys, client("h2"), "h1");
+  ASSERT_TRUE(in.client.ok()) << in.client.error().error.message();
+  ASSERT_TRUE(in.server.ok()) << in.server.error().error.message();
+  EXPECT_EQ(in.server->identity, "h2");
+}
+
+// make-test-pki's certificates live two days: both ends are within
+// kRenewDays, and the client names each with its date and who renews it.
+TEST_F(AuthCert, TheClientNamesItsOwnAndTheServersCertificateNearTheirEnd) {
+  ServerKeys keys;
+  keys.certs = server();
+  const Meeting r = meet(keys, client("h2"), "h1");
+  ASSERT_TRUE(r.client.ok()) << r.client.error().error.message();
+  ASSERT_EQ(r.client_expiring.size(), 2u);
+  EXPECT_EQ(r.client_expiring[0].rfind(
+                "this client's certificate " + at("h2.pem") + " (CN h2) expires ", 0),
+            0u)
+      << r.client_expiring[0];
+  EXPECT_NE(r.client_expiring[0].find(" UTC, in 1 day: renew it here"), std::string::npos)
+      << r.client_expiring[0];
+  EXPECT_EQ(r.client_expiring[1].rfind("the server's certificate (CN h1) expires ", 0), 0u)
+      << r.client_expiring[1];
+  EXPECT_NE(r.client_expiring[1].find("renew it there (serve re-reads it on SIGHUP)"),
+            std::string::npos)
+      << r.client_expiring[1];
+  // Keys instead of certificates: nothing expires.
+  const Meeting plain = meet(ServerKeys{}, std::nullopt, "h1");
+  ASSERT_TRUE(plain.client.ok()) << plain.client.error().error.message();
+  EXPECT_TRUE(plain.client_expiring.empty());
+}
+
 TEST_F(AuthCert, AServerWhoseCertificateDoesNotNameTheHostDialledIsRefused) {
   ServerKeys keys;
   keys.certs = server();

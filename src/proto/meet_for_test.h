@@ -22,7 +22,8 @@ struct Meeting {
   Result<Unit, AuthError> client = AuthError{};
   std::string server_protection;
   std::string client_protection;
-  nlohmann::json received;  // the frame the server read past the greeting
+  nlohmann::json received;                   // the frame the server read past the greeting
+  std::vector<std::string> client_expiring;  // expiring_certificates, as the client saw them
 };
 
 inline Meeting meet(const ServerKeys& keys, const std::optional<Psk>& key,
@@ -44,6 +45,7 @@ inline Meeting meet(const ServerKeys& keys, const std::optional<Psk>& key,
   });
   run.client = meet_server(c, key, name, deadline_in(5s));
   run.client_protection = c.protection();
+  run.client_expiring = expiring_certificates(c, std::chrono::system_clock::now());
   if (run.client) EXPECT_TRUE(send_frame(c, doctor_request(), deadline_in(5s)).ok());
   server.get();
   return run;

@@ -181,6 +181,7 @@ Result<Hello> parse_hello(const json& j) {
       m.test.path_mtu = tr.integer<uint16_t>("path_mtu_bytes", 256, 4096);
     }
     if (t->contains("ack_timeout")) m.test.ack_timeout = tr.integer<uint8_t>("ack_timeout", 1, 31);
+    if (t->contains("budget_ms")) m.test.budget_ms = tr.integer<uint32_t>("budget_ms", 1, 86400000);
     const auto cm = t->find("cm");
     m.test.cm = cm != t->end() && cm->is_boolean() && cm->get<bool>();
     const bool perf = m.test.kind != TestKind::kPing;

@@ -90,6 +90,7 @@ struct TestSpec {
   uint8_t sl = 0;                  // -S: both QPs' service level
   uint16_t path_mtu = 0;           // -m: both QPs' path MTU cap in bytes (0: the ports' active MTU)
   uint8_t ack_timeout = 0;         // -u: both QPs' ACK timeout exponent (0: from the round trip)
+  uint32_t budget_ms = 0;          // how long the client gives the test from its hello (0: unsaid)
   std::optional<PerfParams> perf;  // present exactly when kind is bw or lat
 };
 

@@ -62,6 +62,7 @@ json to_json(const Hello& m) {
   // Sent only when asked for, so a server from before -m/-u still reads the hello.
   if (m.test.path_mtu != 0) test["path_mtu_bytes"] = m.test.path_mtu;
   if (m.test.ack_timeout != 0) test["ack_timeout"] = m.test.ack_timeout;
+  if (m.test.budget_ms != 0) test["budget_ms"] = m.test.budget_ms;  // serve: the session's end
   if (m.test.perf) {
     const PerfParams& p = *m.test.perf;
     test["perf"] = {{"sizes", p.sizes},

@@ -34,6 +34,24 @@ TEST(Messages, HelloRoundTrips) {
   EXPECT_EQ(parsed->test.transport, Transport::kRc);
 }
 
+// The client's budget for its test (serve ends the session by it): sent
+// when said, read back; absent when unsaid (as from an older client).
+TEST(Messages, TheHellosBudgetRoundTripsAndIsOptional) {
+  Hello h = sample_hello();
+  h.test.budget_ms = 8500;
+  auto back = parse_hello(to_json(h));
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->test.budget_ms, 8500u);
+  h.test.budget_ms = 0;
+  auto j = to_json(h);
+  EXPECT_FALSE(j["test"].contains("budget_ms")) << j.dump();
+  back = parse_hello(j);
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->test.budget_ms, 0u);
+  j["test"]["budget_ms"] = 0;  // said, but nothing: not a budget
+  EXPECT_FALSE(parse_hello(j).ok());
+}
+
 TEST(Messages, RejectsOutOfRangeFields) {
   auto j = to_json(sample_hello());
   j["qp"]["psn"] = 0x1000000;  // 25 bits

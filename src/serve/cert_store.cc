@@ -7,25 +7,17 @@ namespace rdmacheck::serve {
 
 std::optional<std::string> expiry_note(const TlsCertContext& c,
                                        std::chrono::system_clock::time_point now) {
-  using std::chrono::hours;
-  const auto left = c.not_after() - now;
-  if (left > hours(24 * kRenewDays)) return std::nullopt;
-  const std::string when =
-      fmt::format("{:%Y-%m-%d %H:%M} UTC", std::chrono::floor<std::chrono::minutes>(c.not_after()));
+  const auto e = cert_expiry(c.not_after(), now);
+  if (!e) return std::nullopt;
   const std::string which = fmt::format("certificate {} (CN {})", c.files().cert, c.subject());
-  if (left <= hours(0)) {
+  if (e->expired) {
     return fmt::format(
-        "rdmacheck serve: {} expired {}: clients refuse it (certificate has "
-        "expired); put a renewed one in place and send SIGHUP",
-        which, when);
+        "rdmacheck serve: {} {}: clients refuse it (certificate has expired); put a renewed one "
+        "in place and send SIGHUP",
+        which, e->text);
   }
-  const auto days = std::chrono::duration_cast<hours>(left).count() / 24;
-  return fmt::format(
-      "rdmacheck serve: {} expires {}, in {}: renew it before then (SIGHUP "
-      "re-reads it)",
-      which, when,
-      days == 0 ? std::string("less than a day")
-                : fmt::format("{} day{}", days, days == 1 ? "" : "s"));
+  return fmt::format("rdmacheck serve: {} {}: renew it before then (SIGHUP re-reads it)", which,
+                     e->text);
 }
 
 Result<std::shared_ptr<CertStore>> CertStore::load(const TlsCertFiles& files) {

@@ -12,17 +12,15 @@
 #include <string>
 
 #include "base/result.h"
+#include "net/cert_expiry.h"
 #include "net/tls.h"
 
 namespace rdmacheck::serve {
 
-// Within this many days of its end a server's certificate is said in its log
-// at start and at each re-read.
-inline constexpr int kRenewDays = 30;
-
+// Said in the log at start and at each re-read:
 // "certificate h1.pem (CN h1) expires 2026-12-08 05:00 UTC, in 1 day: renew it
 // (SIGHUP re-reads it)", or that it has expired; nullopt while it has more
-// than kRenewDays left.
+// than kRenewDays (net/cert_expiry.h) left.
 std::optional<std::string> expiry_note(const TlsCertContext& c,
                                        std::chrono::system_clock::time_point now);
 

@@ -47,13 +47,13 @@ CmAcceptor::~CmAcceptor() {
   // pending_'s ids go with it, before the listener and the channel.
 }
 
-uint64_t CmAcceptor::expect() {
+uint64_t CmAcceptor::expect(const Ip16& peer) {
   uint64_t token = 0;
   while (token == 0) {
     if (getrandom(&token, sizeof token, 0) != sizeof token) token = 0;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  pending_[token] = nullptr;
+  pending_[token] = Pending{peer, nullptr, {}};
   return token;
 }
 
@@ -68,15 +68,19 @@ Result<verbs::CmIdPtr> CmAcceptor::wait(uint64_t token, Deadline d, int abort_fd
   bool aborted = false;
   while (!arrived && !aborted && Clock::now() < d) {
     const Deadline slice = std::min(d, deadline_in(std::chrono::milliseconds(100)));
-    arrived = cv_.wait_until(lock, slice, [&] { return pending_[token] != nullptr; });
+    arrived = cv_.wait_until(lock, slice, [&] {
+      const Pending& p = pending_[token];
+      return p.id != nullptr || !p.refused.empty();
+    });
     if (!arrived && abort_fd >= 0) {
       pollfd p{abort_fd, POLLIN, 0};
       aborted = ::poll(&p, 1, 0) > 0;
     }
   }
-  verbs::CmIdPtr id = std::move(pending_[token]);
+  Pending got = std::move(pending_[token]);
   pending_.erase(token);
-  if (arrived) return id;
+  if (!got.refused.empty()) return code_error("rdma_cm", EACCES, got.refused);
+  if (arrived) return std::move(got.id);
   if (aborted) return code_error("rdma_cm", ECANCELED, "the client gave up before connecting");
   return code_error("rdma_cm", ETIMEDOUT, "no connect request carrying this session's token");
 }
@@ -108,10 +112,21 @@ void CmAcceptor::loop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = pending_.find(token);
-      if (token != 0 && it != pending_.end() && it->second == nullptr) {
-        it->second = std::move(ev->id);
+      if (token != 0 && it != pending_.end() && it->second.id == nullptr &&
+          it->second.refused.empty()) {
+        Pending& p = it->second;
+        const auto from = ip_of(rdma_get_peer_addr(ev->id.get()));
+        if (from && *from == p.peer) {
+          p.id = std::move(ev->id);
+        } else {
+          p.refused = fmt::format(
+              "the rdma_cm connect request came from {}, not from the control connection's "
+              "client {}: this server connects its QP only back to the host it talks to",
+              from ? ip_text(*from) : std::string("an unknown address"), ip_text(p.peer));
+          if (log_) log_("refused: " + p.refused);
+        }
         cv_.notify_all();
-        continue;
+        if (p.id != nullptr) continue;
       }
     }
     rdma_reject(ev->id.get(), nullptr, 0);  // the id goes with ev

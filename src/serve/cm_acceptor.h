@@ -1,7 +1,10 @@
 // The server's one rdma_cm listener (for clients that connect with --cm).
 // A session announces a random token in its welcome; the client puts it in
 // the connect request's private data; the acceptor hands the request's id to
-// the session that waits for that token. Unknown tokens are rejected.
+// the session that waits for that token. Unknown tokens are rejected, and so
+// is a request whose source address is not the control connection's: a token
+// binds the QP to the host the session talks to over TCP, as the hello's GID
+// does without rdma_cm (serve/reflection.h).
 #pragma once
 
 #include <atomic>
@@ -34,10 +37,14 @@ class CmAcceptor {
   CmAcceptor& operator=(const CmAcceptor&) = delete;
   ~CmAcceptor();
 
-  uint64_t expect();            // a new token whose request will be kept for wait()
+  // A new token whose request will be kept for wait() when it comes from
+  // PEER (the control connection's client address).
+  uint64_t expect(const Ip16& peer);
   void cancel(uint64_t token);  // a token no wait() will come for (the client left)
   // The request carrying TOKEN; ends early (ECANCELED) when abort_fd becomes
-  // readable (the client gave up and said so). Forgets the token either way.
+  // readable (the client gave up and said so), and with EACCES when the
+  // token came from another address than the one expect() was given.
+  // Forgets the token either way.
   Result<verbs::CmIdPtr> wait(uint64_t token, Deadline d, int abort_fd = -1);
 
  private:
@@ -50,7 +57,12 @@ class CmAcceptor {
   verbs::CmIdPtr listener_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::map<uint64_t, verbs::CmIdPtr> pending_;  // token -> request (empty until it arrives)
+  struct Pending {
+    Ip16 peer{};          // the control connection's client
+    verbs::CmIdPtr id;    // the request, once it arrived from PEER
+    std::string refused;  // why a request carrying the token was rejected
+  };
+  std::map<uint64_t, Pending> pending_;  // token -> what came for it
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

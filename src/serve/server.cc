@@ -61,7 +61,7 @@ struct Running {
 
 proto::ServerKeys ServerOptions::keys_now() const {
   proto::ServerKeys k{keys, rings ? rings->current() : nullptr, certs ? certs->current() : nullptr,
-                      nullptr};
+                      nullptr, allow_identities};
   if (!server_names.empty()) {
     k.names = [names = server_names](const std::string& dialled) {
       return answers_to(names, dialled);

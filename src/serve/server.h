@@ -54,6 +54,8 @@ struct ServerOptions {
   // SNI), besides its own addresses; empty: any name. A client that dialled
   // another name (a connection relayed from another server) is refused.
   std::vector<std::string> server_names;
+  // With certificates: the client identities (certificate CNs) admitted; empty: any of the CA.
+  std::vector<std::string> allow_identities;
   bool insecure = false;
   bool share_doctor = true;  // answer doctor requests (hostname, GIDs, firewall rules)
   // Told once: the port it listens on (tcp_port 0 = the kernel's pick), or

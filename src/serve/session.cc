@@ -13,12 +13,14 @@
 #include "conn/tcp_probe.h"
 #include "doctor/doctor.h"
 #include "doctor/sources.h"
+#include "net/ip_match.h"
 #include "net/tcp.h"
 #include "perf/counters.h"
 #include "perf/responder.h"
 #include "perf/spec.h"
 #include "perf/tcp_baseline.h"
 #include "proto/auth.h"
+#include "serve/hello_policy.h"
 #include "serve/reflection.h"
 
 namespace rdmacheck::serve {
@@ -93,7 +95,13 @@ Result<Endpoint> setup_cm(CmAcceptor& acceptor, uint64_t token, const EndpointOp
                           Deadline end, std::vector<proto::Step>& timeline) {
   const Deadline d = std::min(end, deadline_in(std::chrono::seconds(15)));
   auto id = acceptor.wait(token, d, sock.fd().get());
-  if (!id) return id.error();
+  if (!id) {
+    // Refused for where it came from: the client's diagnosis reads why from the bye.
+    if (id.error().errnum == EACCES) {
+      timeline.push_back(proto::Step{"CONNECT_REQUEST", 0, false, id.error().context});
+    }
+    return id.error();
+  }
   timeline.push_back(proto::Step{"CONNECT_REQUEST", 0, true, ""});
   auto ep = accept_cm_endpoint(eo, std::move(*id), timeline);
   if (!ep) return ep.error().error;
@@ -124,83 +132,6 @@ void answer_doctor_request(DoctorCache& doctor, const Channel& sock, SessionOutc
   out.test = "doctor";
   out.outcome = fmt::format("sent {} findings", count);
   out.ok = send_frame(sock, frame, deadline_in(std::chrono::seconds(5))).ok();
-}
-
-// Why the server's own direction of a -b test, as planned, is over --max-rate.
-std::optional<std::string> over_max_rate(const proto::Hello& hello, const conn::TrafficCap& cap) {
-  const auto& p = hello.test.perf;
-  if (!p || !p->bidir) return std::nullopt;
-  uint64_t bytes = 0;
-  for (uint32_t size : p->sizes) bytes += size;
-  const double secs =
-      static_cast<double>(p->duration_ms) / 1000.0 * static_cast<double>(p->sizes.size());
-  if (p->iterations > 0 && bytes > cap.bytes / p->iterations) {
-    return fmt::format(
-        "the test would make this server send {} MiB; it sends at most {} MiB per "
-        "session (--max-rate)",
-        (bytes >> 20) * p->iterations, cap.bytes >> 20);
-  }
-  if (secs > static_cast<double>(cap.seconds.count())) {
-    return fmt::format(
-        "the test would make this server send for {:.0f} s; it sends for at most {} "
-        "s per session (--max-rate)",
-        secs, cap.seconds.count());
-  }
-  return std::nullopt;
-}
-
-// Why this server will not run the hello's test, or nullopt when it will.
-std::optional<std::string> refusal(const proto::Hello& hello, const ServerOptions& o,
-                                   const CmAcceptor* acceptor) {
-  if (hello.test.max_size > o.max_bytes) {
-    return fmt::format("asked for {} bytes, this server allows {} per session", hello.test.max_size,
-                       o.max_bytes);
-  }
-  // A UD message is one datagram, 4096 bytes on the largest MTU: a bigger
-  // buffer would only pin memory (the client refuses such a size itself).
-  if (hello.test.transport == proto::Transport::kUd && hello.test.max_size > 4096) {
-    return fmt::format("asked for {} bytes over UD; a datagram is at most 4096",
-                       hello.test.max_size);
-  }
-  if (hello.test.cm && acceptor == nullptr) {
-    return "this server has no rdma_cm listener (see its start-up log)";
-  }
-  // The client's own rules, again: a crafted hello must not make a loop spin.
-  if (hello.test.perf) {
-    if (auto why = perf::validate(perf::spec_of(hello.test))) return "invalid test: " + *why;
-  }
-  return over_max_rate(hello, o.max_rate);
-}
-
-// The session's endpoint: this server's device choice, the client's test.
-conn::EndpointOptions endpoint_options(const proto::Hello& hello, const ServerOptions& o,
-                                       const Channel& sock) {
-  conn::EndpointOptions eo;
-  eo.fs = o.fs;
-  eo.dev = o.dev;
-  eo.local_address = local_address(sock);  // the address the client connected to
-  eo.peer_address = peer_address(sock);
-  eo.server = true;
-  eo.transport = hello.test.transport;
-  eo.buffer_size = hello.test.max_size;
-  // Only the access the test needs: nothing remote for send, and for a ping
-  // only what an RDMA-write echo needs.
-  eo.access = proto::info(hello.test.op).remote_access;
-  eo.depth = hello.test.depth;
-  // A UD ping's echoes: several receives, each in its own slot, so a
-  // duplicated or late request never leaves the QP without one (ping.cc).
-  if (hello.test.kind == proto::TestKind::kPing && hello.test.transport == proto::Transport::kUd) {
-    eo.recv_slots = conn::kUdPingRecvSlots;
-  }
-  eo.traffic_class = hello.test.traffic_class;  // the client's priority, both ways
-  eo.sl = hello.test.sl;
-  if (const auto& p = hello.test.perf) {
-    // -b: our queue also carries the test towards the client.
-    if (p->bidir) eo.depth = std::max(eo.depth, p->tx_depth);
-    // Echoes and the -b direction post small messages inline, as the client does.
-    eo.inline_size = p->inline_size;
-  }
-  return eo;
 }
 
 // What the server adds to its bye when something went wrong: its firewall's
@@ -251,7 +182,9 @@ void run_test(const proto::Hello& hello, const Channel& sock, const ServerOption
     auto facts = conn::open_device_only(eo);
     if (!facts) return refuse("server setup failed: " + facts.error().message());
     welcome.facts = conn::local_facts(*facts);
-    welcome.cm_token = acceptor->expect();
+    const auto client = parse_ip(eo.peer_address);
+    if (!client) return refuse("server setup failed: no address for this client");
+    welcome.cm_token = acceptor->expect(*client);
   } else {
     setup.emplace(open_endpoint(eo, welcome.timeline));
     if (!*setup) return refuse("server setup failed: " + setup->error().message());
@@ -332,7 +265,8 @@ void answer_hello(const nlohmann::json& frame, int id, const Channel& sock, cons
   }
   log.line(fmt::format("session {} {} start: {} from {} ({} {})", id, peer, out.test,
                        hello->facts.hostname, hello->facts.device, hello->facts.gid));
-  run_test(*hello, sock, o, acceptor, ticket, shared, end, out);
+  // From here the slot is held for as long as the client said its test takes.
+  run_test(*hello, sock, o, acceptor, ticket, shared, request_end(*hello, end, Clock::now()), out);
 }
 
 }  // namespace

@@ -75,6 +75,17 @@ const char* kCertClients =
     "$P h1 --tls-cert /tmp/h2.pem --tls-key /tmp/h2.key > /tmp/c4; "
     "touch /run/lab/h2/cert-done; jq -s . /tmp/c1 /tmp/c2 /tmp/c3 /tmp/c4";
 
+// h2: a ping client that stops (SIGSTOP) once its session has started, its
+// TCP connection left open, as a client whose host hung would: the server
+// ends the session when the client's budget (--timeout 3) and the grace
+// are over, not after --session-timeout (120 s), and logs it.
+const char* kStalledClient =
+    "h2:L=/run/lab/h1/serve.log; n=$(grep -c ' start: ' $L); "
+    "rdmacheck ping h1 -n 1000 --interval 0.2 --timeout 3 --no-ladder > /dev/null 2>&1 & P=$!; "
+    "until [ $(grep -c ' start: ' $L) -gt $n ]; do sleep 0.1; done; kill -STOP $P; "
+    "until grep -q 'end: session time limit reached' $L; do sleep 0.2; done; kill -KILL $P; "
+    "grep 'end: session time limit reached' $L";
+
 // Certificate mode: h2 by name admitted, by an address the server's
 // certificate lacks refused by the client, the revoked "old" refused by the
 // server, then h2 refused after h1 revoked it (a new CRL, SIGHUP).
@@ -83,6 +94,15 @@ void expect_certificates(const LabRun& r, size_t h1_run, size_t h2_run) {
   const auto& runs = run_output(r, "h2", h2_run);
   ASSERT_TRUE(runs.is_array() && runs.size() == 4) << r.console;
   EXPECT_EQ(runs[0]["ok"], true) << runs[0].dump(2);
+  // make-test-pki's certificates live two days: the session works and says
+  // that both of its certificates end within 30 days, each with its date.
+  EXPECT_EQ(finding_ids(runs[0]["findings"]), std::vector<std::string>{"certificate-expiring"})
+      << runs[0].dump(2);
+  const std::string ending = runs[0]["findings"].dump();
+  EXPECT_NE(ending.find("this client's certificate /tmp/h2.pem (CN h2) expires "),
+            std::string::npos)
+      << ending;
+  EXPECT_NE(ending.find("the server's certificate (CN h1) expires "), std::string::npos) << ending;
   EXPECT_EQ(finding_ids(runs[1]["findings"]), std::vector<std::string>{"auth-server-unproven"})
       << runs[1].dump(2);
   EXPECT_NE(runs[1]["findings"][0]["evidence"].dump().find("does not name '198.18.0.1'"),
@@ -103,6 +123,7 @@ void expect_certificates(const LabRun& r, size_t h1_run, size_t h2_run) {
   }
   EXPECT_EQ(revoked, 2u) << log;
   EXPECT_NE(log.find("SIGHUP: certificate, key, CA and CRL re-read"), std::string::npos) << log;
+  EXPECT_NE(log.find("certificate server.pem (CN h1) expires "), std::string::npos) << log;
 }
 
 // One boot (a boot costs 15-30 s before anything runs): the lab's key, no
@@ -131,6 +152,8 @@ TEST(AuthLab, KeyRingAndCertificatesOpenSessionsAndEveryRefusalStopsBeforeVerbs)
       kCertServer,
       "--run",
       kCertClients,
+      "--run",
+      kStalledClient,
   });
   ASSERT_EQ(r.exit, 2) << r.console;  // the refused clients fail, as they should
   const auto& good = run_output(r, "h2", 0);
@@ -200,14 +223,33 @@ TEST(AuthLab, KeyRingAndCertificatesOpenSessionsAndEveryRefusalStopsBeforeVerbs)
             std::string::npos)
       << ring_log;
   expect_certificates(r, 2, 5);
+  // The stalled client's session ended by its budget: well under 120 s.
+  const auto& stalled = run_output(r, "h2", 6);
+  ASSERT_TRUE(stalled.is_string()) << r.console;
+  const std::string line = stalled.get<std::string>();
+  const auto ms_at = line.find(" ms)");
+  ASSERT_NE(ms_at, std::string::npos) << line;
+  const auto from = line.rfind(' ', ms_at - 1);
+  const double ms = std::stod(line.substr(from + 1, ms_at - from - 1));
+  EXPECT_GT(ms, 3000) << line;  // not before the client's own budget
+  EXPECT_LT(ms, 30000) << line;
 }
+
+// h2's control connection is NATed to 198.18.0.22 (an nft snat rule for TCP
+// to h1's 4792, h2 holding the address for the replies) while its rdma_cm
+// request still comes from 198.18.0.2: the server rejects the request for
+// its address and says so in its bye, so the client names the mismatch.
+const char* kSnatControl =
+    "ip addr add 198.18.0.22/24 dev eth0 && nft add table ip nat && nft add chain ip nat post "
+    "'{ type nat hook postrouting priority 100; }' && nft add rule ip nat post ip daddr "
+    "198.18.0.1 tcp dport 4792 snat to 198.18.0.22 && ";
 
 TEST(AuthLab, AllowListAndNoReflectionKeepAThirdHostOutOfItAlsoForRdmaCm) {
   const auto r = run_lab({
       "--hosts",
       "3",
       "--serve-args",
-      "--allow 198.18.0.1 --allow 198.18.0.2",
+      "--allow 198.18.0.1 --allow 198.18.0.2 --allow 198.18.0.22",
       // A hello that names h3's GID (::ffff:198.18.0.3) instead of h2's own.
       "--run",
       "h2:rdmacheck ping h1 -n 1 --no-ladder --forge-gid "
@@ -223,11 +265,15 @@ TEST(AuthLab, AllowListAndNoReflectionKeepAThirdHostOutOfItAlsoForRdmaCm) {
       "rdmacheck ping h1 --cm --src 198.18.0.12 -n 1 --no-ladder --json",
       "--run",
       "h2:rdmacheck ping h1 --cm -n 1 --no-ladder --json",
+      // An admitted request must also come from the control connection's
+      // address: here the TCP connection is NATed to 198.18.0.22.
+      "--run",
+      std::string("h2:") + kSnatControl + "rdmacheck ping h1 --cm -n 1 --no-ladder --json",
       "--run",
       "h2:cat /run/lab/h1/serve.log",
       "--run",
       "h3:rdmacheck ping h1 --json",
-      // After h2's runs: h3 received no RoCE packet at all.
+      // After h2's forged hello: h3 received no RoCE packet at all.
       "--run",
       std::string("h3:") + kWaitForH2Run3 +
           "cat /sys/class/infiniband/rxe0/ports/1/hw_counters/rcvd_pkts",
@@ -257,7 +303,21 @@ TEST(AuthLab, AllowListAndNoReflectionKeepAThirdHostOutOfItAlsoForRdmaCm) {
   ASSERT_TRUE(other.is_object()) << r.console;
   EXPECT_EQ(finding_ids(other["findings"]), std::vector<std::string>{"cm-rejected"});
   EXPECT_EQ(run_output(r, "h2", 4)["ok"], true) << r.console;
-  const std::string cm_log = run_output(r, "h2", 5).get<std::string>();
+  // The request from another address than the (NATed) control connection.
+  const auto& natted = run_output(r, "h2", 5);
+  ASSERT_TRUE(natted.is_object()) << r.console;
+  EXPECT_EQ(finding_ids(natted["findings"]), std::vector<std::string>{"cm-rejected"});
+  const std::string said = natted["findings"][0].dump();
+  EXPECT_NE(said.find("the server: the rdma_cm connect request came from 198.18.0.2, not from "
+                      "the control connection's client 198.18.0.22"),
+            std::string::npos)
+      << natted.dump(2);
+  EXPECT_NE(said.find("no NAT or proxy"), std::string::npos) << said;
+  const std::string cm_log = run_output(r, "h2", 6).get<std::string>();
+  EXPECT_NE(cm_log.find("refused: the rdma_cm connect request came from 198.18.0.2, not from "
+                        "the control connection's client 198.18.0.22"),
+            std::string::npos)
+      << cm_log;
   EXPECT_NE(cm_log.find("refused rdma_cm connect request from 198.18.0.12: not in --allow"),
             std::string::npos)
       << cm_log;
