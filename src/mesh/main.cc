@@ -5,8 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
-#include <fstream>
 
+#include "base/atomic_file.h"
 #include "base/version.h"
 #include "base/writable.h"
 #include "host/ticket.h"
@@ -40,11 +40,9 @@ bool publish(const rdmacheck::mesh::MeshReport& rep, const rdmacheck::mesh::Mesh
   using namespace rdmacheck;
   const auto doc = with_ticket(mesh::to_json(rep), read_ticket_header(FsRoot::live(), run));
   bool ok = true;
-  if (!o.json_file.empty()) {
-    std::ofstream f(o.json_file);
-    f << doc.dump(2) << "\n";
-    if (!f) {
-      std::fprintf(stderr, "rdmacheck mesh: cannot write %s\n", o.json_file.c_str());
+  if (!o.json_file.empty()) {  // temp + rename: a reader never sees half a document
+    if (auto s = write_file_atomically(o.json_file, doc.dump(2) + "\n"); !s) {
+      std::fprintf(stderr, "rdmacheck mesh: --json-file: %s\n", s.error().message().c_str());
       ok = false;
     }
   }
