@@ -380,9 +380,7 @@ PingReport run_ping(const PingOptions& o) {
     rep.peer_timeline.insert(rep.peer_timeline.end(), bye->timeline.begin(), bye->timeline.end());
     rep.obs.peer_firewall = bye->firewall;
     rep.obs.peer_reported = true;
-    for (const proto::Step& step : bye->timeline) {
-      if (step.name == "CONNECT_REQUEST" && !step.ok) rep.obs.peer_cm_refusal = step.error;
-    }
+    rep.obs.peer_cm_refusal = bye->cm_refused;
   }
   if (local_fw.valid()) rep.obs.local_firewall = local_fw.get().rules;
   return finish();

@@ -248,6 +248,7 @@ Result<Bye> parse_bye(const json& j) {
     }
   }
   m.firewall = r.text("firewall");
+  if (j.contains("cm_refused")) m.cm_refused = r.text("cm_refused");
   if (!r.error() && j.contains("counters")) {
     const json& c = j["counters"];
     if (!c.is_object() || c.size() > kMaxCounters) {

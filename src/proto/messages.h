@@ -134,6 +134,9 @@ struct Bye {
   uint64_t replied = 0;
   std::vector<std::string> wc_errors;  // completion errors the server saw ("retry exceeded ...")
   std::string firewall;  // the server's own view of UDP 4791 filtering: "", or the rule text
+  // --cm: why the server rejected the connect request that carried this
+  // session's token ("": it did not), e.g. it came from another address.
+  std::string cm_refused;
   // bw/lat: the server port's counter deltas over the session ("hw_counters/out_of_seq_request").
   std::vector<std::pair<std::string, uint64_t>> counters;
   std::vector<DirSample> bw;  // bidirectional bw: the server's direction, per size

@@ -112,6 +112,7 @@ json to_json(const Bye& m) {
             {"replied", m.replied},
             {"wc_errors", m.wc_errors},
             {"firewall", m.firewall}};
+  if (!m.cm_refused.empty()) j["cm_refused"] = m.cm_refused;
   if (!m.counters.empty()) {
     json c = json::object();
     for (const auto& [name, delta] : m.counters) c[name] = delta;

@@ -152,6 +152,12 @@ TEST(Messages, ByeRoundTrips) {
   EXPECT_EQ(r->firewall, b.firewall);
   ASSERT_EQ(r->timeline.size(), 2u);
   EXPECT_FALSE(r->timeline[1].ok);
+  EXPECT_TRUE(r->cm_refused.empty());
+  EXPECT_FALSE(to_json(b).contains("cm_refused")) << "sent only when there is a refusal";
+  b.cm_refused = "the rdma_cm connect request came from 198.18.0.2, not from ...";
+  r = parse_bye(to_json(b));
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->cm_refused, b.cm_refused);
 }
 
 TEST(Messages, PerfTestsCarryTheirParamsStrictly) {

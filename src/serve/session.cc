@@ -96,7 +96,7 @@ Result<Endpoint> setup_cm(CmAcceptor& acceptor, uint64_t token, const EndpointOp
   const Deadline d = std::min(end, deadline_in(std::chrono::seconds(15)));
   auto id = acceptor.wait(token, d, sock.fd().get());
   if (!id) {
-    // Refused for where it came from: the client's diagnosis reads why from the bye.
+    // Refused for where it came from: the timeline shows it too.
     if (id.error().errnum == EACCES) {
       timeline.push_back(proto::Step{"CONNECT_REQUEST", 0, false, id.error().context});
     }
@@ -209,6 +209,8 @@ void run_test(const proto::Hello& hello, const Channel& sock, const ServerOption
     std::vector<proto::Step> cm_timeline;
     setup.emplace(setup_cm(*acceptor, welcome.cm_token, eo, hello, o, sock, end, cm_timeline));
     bye.timeline = cm_timeline;
+    // Refused for where it came from (serve/cm_acceptor.h): the client's diagnosis says so.
+    if (!*setup && setup->error().errnum == EACCES) bye.cm_refused = setup->error().context;
     // A perf test over rdma_cm still needs our buffer's address and key.
     if (*setup && perf_test) {
       const proto::Ready ready{conn::local_qp_info(**setup)};
