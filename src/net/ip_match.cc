@@ -8,7 +8,6 @@
 #include <cstring>
 
 namespace rdmacheck {
-namespace {
 
 Ip16 mapped(const in_addr& a) {
   Ip16 ip{};
@@ -22,8 +21,6 @@ bool is_mapped(const Ip16& ip) {
   static constexpr uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
   return std::memcmp(ip.data(), kPrefix, sizeof kPrefix) == 0;
 }
-
-}  // namespace
 
 std::optional<Ip16> parse_ip(const std::string& text) {
   const std::string addr = text.substr(0, text.find('%'));

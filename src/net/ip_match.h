@@ -3,6 +3,7 @@
 // the host it talks to over TCP. Pure; tested in ip_match_test.cc.
 #pragma once
 
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <array>
@@ -21,6 +22,9 @@ using Ip16 = std::array<uint8_t, 16>;
 std::optional<Ip16> parse_ip(const std::string& text);
 // The address of an AF_INET or AF_INET6 socket address.
 std::optional<Ip16> ip_of(const sockaddr* sa);
+// An IPv4 address in its mapped form, and whether IP is one.
+Ip16 mapped(const in_addr& a);
+bool is_mapped(const Ip16& ip);
 // IPv4 text for a mapped address, IPv6 text otherwise.
 std::string ip_text(const Ip16& ip);
 

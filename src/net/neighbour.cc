@@ -6,7 +6,6 @@
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -29,7 +28,9 @@ std::optional<Neighbour> parse_neigh_message(const nlmsghdr* nlh) {
     switch (mnl_attr_get_type(a)) {
       case NDA_DST:
         if (nd->ndm_family == AF_INET && len == 4) {
-          n.ip = Ip16{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, p[0], p[1], p[2], p[3]};
+          in_addr v4{};
+          std::memcpy(&v4, p, 4);
+          n.ip = mapped(v4);
           has_dst = true;
         } else if (nd->ndm_family == AF_INET6 && len == 16) {
           std::memcpy(n.ip.data(), p, 16);
@@ -51,8 +52,6 @@ std::optional<Neighbour> parse_neigh_message(const nlmsghdr* nlh) {
 
 Result<std::optional<Neighbour>> neighbour_of(const Ip16& ip) {
   using namespace std::chrono_literals;
-  const bool v4 = ip[10] == 0xff && ip[11] == 0xff &&
-                  std::all_of(ip.begin(), ip.begin() + 10, [](uint8_t b) { return b == 0; });
   auto sock = NetlinkSocket::open(NETLINK_ROUTE, 3s);
   if (!sock) return sock.error();
   std::vector<char> buf(MNL_SOCKET_BUFFER_SIZE);
@@ -60,7 +59,7 @@ Result<std::optional<Neighbour>> neighbour_of(const Ip16& ip) {
   nlh->nlmsg_type = RTM_GETNEIGH;
   nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
   auto* nd = static_cast<ndmsg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(ndmsg)));
-  nd->ndm_family = v4 ? AF_INET : AF_INET6;
+  nd->ndm_family = is_mapped(ip) ? AF_INET : AF_INET6;
   std::optional<Neighbour> found;
   auto st = sock->request(
       nlh,

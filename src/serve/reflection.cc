@@ -22,7 +22,8 @@ std::optional<std::string> ib_reflected(const std::string& hello_gid, const std:
     return fmt::format(
         "refused: the hello names InfiniBand GID {}, and nothing ties it to the client's "
         "address {}: that address has no IPoIB neighbour entry here (the control connection "
-        "does not run over IPoIB); connect to this server's IPoIB address",
+        "came over another network, such as a management Ethernet, or through a router from "
+        "another IPoIB subnet); connect to this server's IPoIB address from the same subnet",
         hello_gid, peer);
   }
   if (::strcasecmp(gid->c_str(), hello_gid.c_str()) == 0) return std::nullopt;
