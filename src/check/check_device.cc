@@ -55,24 +55,16 @@ std::vector<std::pair<std::string, std::string>> port_states(const doctor::Docto
 }
 
 // Layer 1: both hosts' doctors.
-bool device_layer(CheckRun& run) {
+namespace {
+
+// This host's doctor: its device findings now, its port findings once the
+// connection layer names the port, the rest for the layers that prove them.
+void sort_local_findings(CheckRun& run) {
   const CheckOptions& o = run.o;
-  CheckReport& r = run.r;
-  const std::string& me = run.me;
-  auto& deferred = run.deferred;
-  auto& local_ports = run.local_ports;
-  auto& peer_ports = run.peer_ports;
-  auto expired = [&](const std::string& step) { return run.expired(step); };
-  auto judge_ports = [&] { run.judge_ports(); };
-  const auto& local_port_states = run.local_port_states;
-  const Deadline end = run.end;
-  // Their connection- and performance-layer findings wait for the layers
-  // that prove them.
-  auto t1 = Clock::now();
   const FsRoot& fs = o.target.fs;
   auto sources = doctor::sources_for(fs);
   const auto local_doc = doctor::run_doctor(fs, *sources);
-  r.local_doctor = doctor::to_json(local_doc);
+  run.r.local_doctor = doctor::to_json(local_doc);
   // Without -d the route towards the peer picks the device, and only the
   // connection layer says which: this host's port findings wait for it, as
   // the peer's do (on a host with several NICs the first ACTIVE port is often
@@ -80,18 +72,35 @@ bool device_layer(CheckRun& run) {
   run.local_port_states = port_states(local_doc);
   const bool known = port_known_before_connection(o.target.dev);
   std::vector<Finding> local_findings = local_doc.findings();
-  if (known)
-    scope_to_port(local_findings, tested_port(std::nullopt, local_port_states, o.target.dev));
+  if (known) {
+    scope_to_port(local_findings, tested_port(std::nullopt, run.local_port_states, o.target.dev));
+  }
   for (auto f : local_findings) {
-    f.host = me;
+    f.host = run.me;
     if (f.layer == Layer::kDevice && !known && is_port_finding(f)) {
-      local_ports.push_back(std::move(f));
+      run.local_ports.push_back(std::move(f));
     } else if (f.layer == Layer::kDevice) {
-      merge(layer(r, Layer::kDevice), std::move(f));
+      merge(layer(run.r, Layer::kDevice), std::move(f));
     } else {
-      deferred.push_back(std::move(f));
+      run.deferred.push_back(std::move(f));
     }
   }
+}
+
+}  // namespace
+
+bool device_layer(CheckRun& run) {
+  const CheckOptions& o = run.o;
+  CheckReport& r = run.r;
+  auto& deferred = run.deferred;
+  auto& peer_ports = run.peer_ports;
+  auto expired = [&](const std::string& step) { return run.expired(step); };
+  auto judge_ports = [&] { run.judge_ports(); };
+  const Deadline end = run.end;
+  // Their connection- and performance-layer findings wait for the layers
+  // that prove them.
+  auto t1 = Clock::now();
+  sort_local_findings(run);
   if (expired("the device layer")) {
     judge_ports();
     not_run(r, 0, "the deadline passed during " + r.expired_in);

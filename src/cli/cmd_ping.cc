@@ -9,6 +9,24 @@
 
 namespace rdmacheck::cli {
 
+namespace {
+
+// -c as perftest takes it, RC or UD; a number is taken for what it likely meant.
+CLI::Validator connection_type() {
+  return CLI::Validator(
+      [](const std::string& v) -> std::string {
+        if (v == "RC" || v == "UD" || v == "rc" || v == "ud") return {};
+        if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos) {
+          return "-c is the connection type (RC or UD), as in perftest; the number of pings "
+                 "is -n N (--count N)";
+        }
+        return "the connection type is RC or UD";
+      },
+      "RC|UD");
+}
+
+}  // namespace
+
 Runner attach_ping(CLI::App& app) {
   struct Opts {
     conn::PingOptions p;
@@ -25,16 +43,7 @@ Runner attach_ping(CLI::App& app) {
   add_target_options(app, o->p.target, TargetFlags{.src = true});
   app.add_option("-c,--connection", o->connection,
                  "transport, as perftest's -c: RC, or UD (datagrams up to one MTU)")
-      ->check(CLI::Validator(
-          [](const std::string& v) -> std::string {
-            if (v == "RC" || v == "UD" || v == "rc" || v == "ud") return {};
-            if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos) {
-              return "-c is the connection type (RC or UD), as in perftest; the number of pings "
-                     "is -n N (--count N)";
-            }
-            return "the connection type is RC or UD";
-          },
-          "RC|UD"))
+      ->check(connection_type())
       ->default_val("RC");
   app.add_flag("--ud", o->ud, "the same as -c UD");
   app.add_flag("--write", o->p.write,

@@ -22,6 +22,27 @@ std::string gid_line(const GidEntry& g) {
                      g.address.empty() ? "-" : g.address, g.netdev.empty() ? "-" : g.netdev);
 }
 
+// A port whose GID index 0 is not routable RoCE v2: perftest's default -x 0
+// reaches no peer in another subnet; name the index for each of them.
+void check_index0(CheckResult& c, const std::string& where, const PortInfo& p,
+                  const nlohmann::json& use) {
+  const GidEntry& first = p.gids.front();
+  if (first.index == 0 && (first.type != GidType::kRoceV2 || first.link_local())) {
+    auto& f = c.add(
+        Severity::kInfo, FindingId::kGidIndex0NotRoutable,
+        fmt::format("GID index 0 of {} is {}{}: tools that default to -x 0 (perftest) "
+                    "will not reach peers in other subnets",
+                    where, gid_type_name(first.type), first.link_local() ? " link-local" : ""));
+    f.evidence.push_back(gid_line(first));
+    std::string pick;
+    for (const auto& [subnet, idx] : use.items()) {
+      pick +=
+          fmt::format("{}-x {} for peers in {}", pick.empty() ? "" : ", ", idx.get<int>(), subnet);
+    }
+    f.fix = "pass the GID index explicitly: " + pick;
+  }
+}
+
 void check_port(CheckResult& c, const std::string& dev, const PortInfo& p,
                 const Result<std::vector<NetAddress>>& addrs) {
   const std::string where = fmt::format("{} port {}", dev, p.port);
@@ -96,21 +117,7 @@ void check_port(CheckResult& c, const std::string& dev, const PortInfo& p,
     f.fix = "give " + p.netdev + " an IPv4 or global IPv6 address (ip addr add ADDR/PREFIX dev " +
             p.netdev + ")";
   }
-  const GidEntry& first = p.gids.front();
-  if (routable && first.index == 0 && (first.type != GidType::kRoceV2 || first.link_local())) {
-    auto& f = c.add(
-        Severity::kInfo, FindingId::kGidIndex0NotRoutable,
-        fmt::format("GID index 0 of {} is {}{}: tools that default to -x 0 (perftest) "
-                    "will not reach peers in other subnets",
-                    where, gid_type_name(first.type), first.link_local() ? " link-local" : ""));
-    f.evidence.push_back(gid_line(first));
-    std::string pick;
-    for (const auto& [subnet, idx] : use.items()) {
-      pick +=
-          fmt::format("{}-x {} for peers in {}", pick.empty() ? "" : ", ", idx.get<int>(), subnet);
-    }
-    f.fix = "pass the GID index explicitly: " + pick;
-  }
+  if (routable) check_index0(c, where, p, use);
 }
 
 }  // namespace

@@ -63,6 +63,37 @@ std::string lnk(const std::string& addr, const PcieLink& sta, const PcieLink& ca
                      addr, sta.gts, sta.width, cap.gts, cap.width);
 }
 
+// Whether the link as trained carries what the active ports can send.
+void check_bandwidth(CheckResult& c, const DeviceInfo& d, const PcieLink& sta) {
+  double port_gbps = 0;
+  for (const auto& p : d.ports) {
+    if (p.state == 4) port_gbps += p.rate_gbps;
+  }
+  const double usable = usable_gbps(sta);
+  c.fact("usable_gbps", std::round(usable * 10) / 10);
+  c.fact("active_port_gbps", port_gbps);
+  if (port_gbps > 0 && usable < port_gbps) {
+    auto& f = c.add(Severity::kWarn, FindingId::kPcieBandwidthBelowPortRate,
+                    fmt::format("{}'s PCIe link ({}) carries about {:.0f} Gb/s, less than its "
+                                "ports' {:.0f} Gb/s",
+                                d.name, describe(sta), usable, port_gbps));
+    f.evidence.push_back(
+        fmt::format("{} GT/s x {} lanes x {} encoding = {:.1f} Gb/s before "
+                    "TLP/DLLP overhead",
+                    sta.gts, sta.width,
+                    pcie_gen(sta.gts) <= 2   ? "8b/10b"
+                    : pcie_gen(sta.gts) <= 5 ? "128b/130b"
+                                             : "242/256",
+                    usable));
+    for (const auto& p : d.ports) {
+      if (p.state == 4) f.evidence.push_back(fmt::format("port {} rate {}", p.port, p.rate));
+    }
+    f.fix =
+        "the NIC cannot reach line rate in this slot: use a slot with more lanes or a "
+        "newer PCIe generation";
+  }
+}
+
 CheckResult check_device(const Machine& m, const DeviceInfo& d) {
   CheckResult c{.check = "pcie", .layer = Layer::kPerformance, .subject = d.name};
   const std::string dev_link = "/sys/class/infiniband/" + d.name + "/device";
@@ -121,33 +152,7 @@ CheckResult check_device(const Machine& m, const DeviceInfo& d) {
               addr + " (LnkSta vs LnkCap)";
     }
   }
-  double port_gbps = 0;
-  for (const auto& p : d.ports) {
-    if (p.state == 4) port_gbps += p.rate_gbps;
-  }
-  const double usable = usable_gbps(sta);
-  c.fact("usable_gbps", std::round(usable * 10) / 10);
-  c.fact("active_port_gbps", port_gbps);
-  if (port_gbps > 0 && usable < port_gbps) {
-    auto& f = c.add(Severity::kWarn, FindingId::kPcieBandwidthBelowPortRate,
-                    fmt::format("{}'s PCIe link ({}) carries about {:.0f} Gb/s, less than its "
-                                "ports' {:.0f} Gb/s",
-                                d.name, describe(sta), usable, port_gbps));
-    f.evidence.push_back(
-        fmt::format("{} GT/s x {} lanes x {} encoding = {:.1f} Gb/s before "
-                    "TLP/DLLP overhead",
-                    sta.gts, sta.width,
-                    pcie_gen(sta.gts) <= 2   ? "8b/10b"
-                    : pcie_gen(sta.gts) <= 5 ? "128b/130b"
-                                             : "242/256",
-                    usable));
-    for (const auto& p : d.ports) {
-      if (p.state == 4) f.evidence.push_back(fmt::format("port {} rate {}", p.port, p.rate));
-    }
-    f.fix =
-        "the NIC cannot reach line rate in this slot: use a slot with more lanes or a "
-        "newer PCIe generation";
-  }
+  check_bandwidth(c, d, sta);
   return c;
 }
 

@@ -102,6 +102,29 @@ std::vector<std::string> up_netdevs(const FsRoot& fs) {
   return out;
 }
 
+// Each NIC as evidence: not an RDMA NIC, or one whose RDMA driver is or
+// is not loaded. Returns the drivers to load.
+std::vector<std::string> nic_evidence(const FsRoot& fs, const std::vector<PciNic>& nics,
+                                      Finding& f) {
+  std::vector<std::string> wanted;
+  for (const auto& n : nics) {
+    if (n.wants.empty()) {
+      f.evidence.push_back(fmt::format("NIC {} (vendor {} device {}, driver {}) is not an RDMA NIC",
+                                       n.address, n.vendor, n.device,
+                                       n.driver.empty() ? "none" : n.driver));
+    } else {
+      const bool loaded = fs.exists("/sys/module/" + n.wants);
+      f.evidence.push_back(
+          fmt::format("NIC {} (vendor {} device {}, driver {}) can do RDMA with "
+                      "{}, which is {}",
+                      n.address, n.vendor, n.device, n.driver.empty() ? "none" : n.driver, n.wants,
+                      loaded ? "loaded" : "not loaded"));
+      if (!loaded) wanted.push_back(n.wants);
+    }
+  }
+  return wanted;
+}
+
 CheckResult explain_absence(const FsRoot& fs) {
   CheckResult c{.check = "rdma-devices", .layer = Layer::kDevice, .subject = "host"};
   const std::string release = fs.read_line("/proc/sys/kernel/osrelease").value_or("");
@@ -138,22 +161,7 @@ CheckResult explain_absence(const FsRoot& fs) {
                     "RDMA modules",
                     moddir, release));
   }
-  std::vector<std::string> wanted;
-  for (const auto& n : nics) {
-    if (n.wants.empty()) {
-      f.evidence.push_back(fmt::format("NIC {} (vendor {} device {}, driver {}) is not an RDMA NIC",
-                                       n.address, n.vendor, n.device,
-                                       n.driver.empty() ? "none" : n.driver));
-    } else {
-      const bool loaded = fs.exists("/sys/module/" + n.wants);
-      f.evidence.push_back(
-          fmt::format("NIC {} (vendor {} device {}, driver {}) can do RDMA with "
-                      "{}, which is {}",
-                      n.address, n.vendor, n.device, n.driver.empty() ? "none" : n.driver, n.wants,
-                      loaded ? "loaded" : "not loaded"));
-      if (!loaded) wanted.push_back(n.wants);
-    }
-  }
+  const std::vector<std::string> wanted = nic_evidence(fs, nics, f);
   if (nics.empty()) f.evidence.push_back("no PCI network controller (class 0x02xxxx) found");
   if (libs.empty()) {
     f.evidence.push_back("no rdma-core provider libraries (libibverbs/lib*-rdmav*.so) found");

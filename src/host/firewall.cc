@@ -200,93 +200,121 @@ std::vector<ToolRun> collect_firewall_outputs(std::chrono::milliseconds within) 
                    within);
 }
 
-FirewallReport evaluate_firewall(const std::vector<ToolRun>& runs) {
-  FirewallReport r;
-  std::vector<std::string> notes;
-  const auto ok = [](const ToolRun& t) { return t.started && t.exit_status == 0; };
-  const auto note = [&](const ToolRun& t) {
-    if (!t.started) {
-      notes.push_back(t.command.substr(0, t.command.find(' ')) + " not installed");
-    } else if (t.timed_out) {
-      r.timed_out = true;
-      notes.push_back(t.command + " did not finish in time");
-    } else {
-      notes.push_back(t.command + " failed (root needed?)");
+namespace {
+
+// One reading of the tools' outputs into a report: which tool to believe,
+// what each said, and why none could be read.
+class FirewallReading {
+ public:
+  explicit FirewallReading(const std::vector<ToolRun>& runs) : runs_(runs) {}
+  FirewallReport read() &&;
+
+ private:
+  static bool ok(const ToolRun& t) { return t.started && t.exit_status == 0; }
+  void note(const ToolRun& t);
+  [[nodiscard]] const ToolRun* find(const std::string& command) const;
+  void add(const ToolRun& t, std::vector<BlockingRule> rules);
+  void from_nft_json(const ToolRun& nft_json);
+  void from_iptables();
+
+  const std::vector<ToolRun>& runs_;
+  FirewallReport r_;
+  std::vector<std::string> notes_;
+};
+
+void FirewallReading::note(const ToolRun& t) {
+  if (!t.started) {
+    notes_.push_back(t.command.substr(0, t.command.find(' ')) + " not installed");
+  } else if (t.timed_out) {
+    r_.timed_out = true;
+    notes_.push_back(t.command + " did not finish in time");
+  } else {
+    notes_.push_back(t.command + " failed (root needed?)");
+  }
+}
+
+const ToolRun* FirewallReading::find(const std::string& command) const {
+  for (const auto& t : runs_) {
+    if (t.command == command) return &t;
+  }
+  return nullptr;
+}
+
+// T was read: it is a source, and RULES are what it blocks.
+void FirewallReading::add(const ToolRun& t, std::vector<BlockingRule> rules) {
+  r_.source += (r_.source.empty() ? "" : ", ") + t.command;
+  for (auto& b : rules) r_.blocking.push_back(std::move(b));
+}
+
+// nft first: iptables-nft's rules live in the same ruleset. Its tables
+// (ip/ip6 filter) are read from iptables-save, which shows them as the user
+// wrote them (nft's JSON shows -m length only as "xt match length").
+void FirewallReading::from_nft_json(const ToolRun& nft_json) {
+  r_.readable = true;
+  std::vector<std::string> skip;
+  std::vector<const ToolRun*> texts;
+  for (const auto& [cmd, table] :
+       {std::pair{"iptables-save", "ip filter"}, std::pair{"ip6tables-save", "ip6 filter"}}) {
+    const ToolRun* t = find(cmd);
+    if (t == nullptr || !ok(*t) || t->out.find("(nf_tables)") == std::string::npos) continue;
+    skip.emplace_back(table);
+    texts.push_back(t);
+  }
+  add(nft_json, roce_blocking_nft_json(nft_json.out, skip));
+  for (const ToolRun* t : texts) {
+    add(*t, roce_blocking_iptables(t->out, t->command.substr(0, t->command.find('-'))));
+  }
+  for (const char* legacy : {"iptables-legacy-save", "ip6tables-legacy-save"}) {
+    const ToolRun* t = find(legacy);
+    if (t == nullptr || !ok(*t) || t->out.empty()) continue;
+    add(*t, roce_blocking_iptables(t->out, t->command.substr(0, t->command.find("-save"))));
+  }
+}
+
+// Without nft: the iptables text, new captures' -save or older ones' -S,
+// then nft's own text when those block nothing.
+void FirewallReading::from_iptables() {
+  for (const char* cmd : {"iptables-save", "ip6tables-save", "iptables -S", "ip6tables -S"}) {
+    const ToolRun* t = find(cmd);
+    if (t == nullptr) continue;
+    if (!ok(*t)) {
+      note(*t);
+      continue;
     }
-  };
-  const auto find = [&](const std::string& command) -> const ToolRun* {
-    for (const auto& t : runs) {
-      if (t.command == command) return &t;
-    }
-    return nullptr;
-  };
-  const auto add_source = [&](const std::string& s) {
-    r.source += (r.source.empty() ? "" : ", ") + s;
-  };
-  const auto add = [&](std::vector<BlockingRule> rules) {
-    for (auto& b : rules) r.blocking.push_back(std::move(b));
-  };
-  // nft first: iptables-nft's rules live in the same ruleset. Its tables
-  // (ip/ip6 filter) are read from iptables-save, which shows them as the user
-  // wrote them (nft's JSON shows -m length only as "xt match length").
+    r_.readable = true;
+    add(*t, roce_blocking_iptables(t->out, t->command.substr(0, t->command.find_first_of(" -"))));
+  }
+  const ToolRun* nft_text = find("nft list ruleset");
+  if (nft_text == nullptr || !r_.blocking.empty()) return;
+  if (!ok(*nft_text)) return note(*nft_text);
+  r_.readable = true;
+  std::vector<BlockingRule> rules;
+  for (auto& rule : roce_blocking_nft_rules(nft_text->out)) {
+    rules.push_back(BlockingRule{"nft", "", std::move(rule), ""});
+  }
+  add(*nft_text, std::move(rules));
+}
+
+FirewallReport FirewallReading::read() && {
   const ToolRun* nft_json = find("nft -j list ruleset");
   if (nft_json != nullptr && ok(*nft_json) &&
       nlohmann::json::accept(nft_json->out.empty() ? "{}" : nft_json->out)) {
-    r.readable = true;
-    std::vector<std::string> skip;
-    std::vector<const ToolRun*> texts;
-    for (const auto& [cmd, table] :
-         {std::pair{"iptables-save", "ip filter"}, std::pair{"ip6tables-save", "ip6 filter"}}) {
-      const ToolRun* t = find(cmd);
-      if (t == nullptr || !ok(*t) || t->out.find("(nf_tables)") == std::string::npos) continue;
-      skip.emplace_back(table);
-      texts.push_back(t);
-    }
-    add_source(nft_json->command);
-    add(roce_blocking_nft_json(nft_json->out, skip));
-    for (const ToolRun* t : texts) {
-      add_source(t->command);
-      add(roce_blocking_iptables(t->out, t->command.substr(0, t->command.find('-'))));
-    }
-    for (const char* legacy : {"iptables-legacy-save", "ip6tables-legacy-save"}) {
-      const ToolRun* t = find(legacy);
-      if (t == nullptr || !ok(*t) || t->out.empty()) continue;
-      add_source(t->command);
-      add(roce_blocking_iptables(t->out, t->command.substr(0, t->command.find("-save"))));
-    }
+    from_nft_json(*nft_json);
   } else {
     if (nft_json != nullptr) note(*nft_json);
-    // Without nft: the iptables text, new captures' -save or older ones' -S.
-    for (const char* cmd : {"iptables-save", "ip6tables-save", "iptables -S", "ip6tables -S"}) {
-      const ToolRun* t = find(cmd);
-      if (t == nullptr) continue;
-      if (!ok(*t)) {
-        note(*t);
-        continue;
-      }
-      r.readable = true;
-      add_source(t->command);
-      const std::string tool = t->command.substr(0, t->command.find_first_of(" -"));
-      add(roce_blocking_iptables(t->out, tool));
-    }
-    const ToolRun* nft_text = find("nft list ruleset");
-    if (nft_text != nullptr && r.blocking.empty()) {
-      if (ok(*nft_text)) {
-        r.readable = true;
-        add_source(nft_text->command);
-        for (auto& rule : roce_blocking_nft_rules(nft_text->out)) {
-          r.blocking.push_back(BlockingRule{"nft", "", std::move(rule), ""});
-        }
-      } else {
-        note(*nft_text);
-      }
-    }
+    from_iptables();
   }
-  for (const auto& b : r.blocking) r.rules.push_back(render(b));
-  if (!r.readable) {
-    for (const auto& n : notes) r.note += (r.note.empty() ? "" : "; ") + n;
+  for (const auto& b : r_.blocking) r_.rules.push_back(render(b));
+  if (!r_.readable) {
+    for (const auto& n : notes_) r_.note += (r_.note.empty() ? "" : "; ") + n;
   }
-  return r;
+  return std::move(r_);
+}
+
+}  // namespace
+
+FirewallReport evaluate_firewall(const std::vector<ToolRun>& runs) {
+  return FirewallReading(runs).read();
 }
 
 FirewallReport read_firewall(std::chrono::milliseconds within) {

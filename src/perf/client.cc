@@ -240,6 +240,32 @@ void add_server_direction(std::vector<BwSample>& bw, const std::vector<proto::Di
   }
 }
 
+// Says done on every session and takes the server's side from its bye:
+// its counters, completion errors, direction of a bidirectional run, CPU.
+void farewells(PerfReport& r, const PerfOptions& o, std::vector<ClientSession>& sessions,
+               uint64_t msgs) {
+  proto::Done done;
+  done.sent = msgs;
+  done.received = r.ok ? msgs : 0;
+  for (auto& s : sessions) {
+    const Deadline d = deadline_in(std::chrono::seconds(3));
+    if (!s.ep) continue;  // never opened: a session before it failed
+    auto bye = s.farewell(done, d);
+    if (!bye) continue;
+    // The sessions overlap in time: keep the largest delta of each counter.
+    for (const auto& [name, v] : bye->counters) {
+      r.peer_counters[name] = std::max(r.peer_counters[name], v);
+    }
+    for (const auto& e : bye->wc_errors) r.peer_wc_errors.push_back(e);
+    if (o.spec.bidir) add_server_direction(r.bw, bye->bw);
+    if (o.spec.cpu_util && bye->wall_s > 0) {
+      if (!r.peer_cpu) r.peer_cpu = PerfReport::CpuUse{};
+      r.peer_cpu->cpu_s += bye->cpu_s;
+      r.peer_cpu->wall_s = std::max(r.peer_cpu->wall_s, bye->wall_s);
+    }
+  }
+}
+
 }  // namespace
 
 PerfReport run_perf(const PerfOptions& o, const std::atomic<bool>& stop) {
@@ -288,26 +314,7 @@ PerfReport run_perf(const PerfOptions& o, const std::atomic<bool>& stop) {
   uint64_t msgs = 0;
   for (const auto& b : r.bw) msgs += b.msgs;
   for (const auto& l : r.lat) msgs += 2 * l.stats.n;
-  proto::Done done;
-  done.sent = msgs;
-  done.received = r.ok ? msgs : 0;
-  for (auto& s : sessions) {
-    const Deadline d = deadline_in(std::chrono::seconds(3));
-    if (!s.ep) continue;  // never opened: a session before it failed
-    auto bye = s.farewell(done, d);
-    if (!bye) continue;
-    // The sessions overlap in time: keep the largest delta of each counter.
-    for (const auto& [name, v] : bye->counters) {
-      r.peer_counters[name] = std::max(r.peer_counters[name], v);
-    }
-    for (const auto& e : bye->wc_errors) r.peer_wc_errors.push_back(e);
-    if (o.spec.bidir) add_server_direction(r.bw, bye->bw);
-    if (o.spec.cpu_util && bye->wall_s > 0) {
-      if (!r.peer_cpu) r.peer_cpu = PerfReport::CpuUse{};
-      r.peer_cpu->cpu_s += bye->cpu_s;
-      r.peer_cpu->wall_s = std::max(r.peer_cpu->wall_s, bye->wall_s);
-    }
-  }
+  farewells(r, o, sessions, msgs);
   // Loss and congestion also explain a failed run; the verdict needs figures.
   r.findings =
       counter_findings(r.local_counters, r.peer_counters, r.local ? r.local->hostname : "local",

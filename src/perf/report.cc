@@ -55,9 +55,8 @@ Finding finding_of(const json& j) {
   return f;
 }
 
-}  // namespace
-
-json to_json(const PerfReport& r) {
+// Each size's measurement: bandwidth samples, then latency ones.
+json results_json(const PerfReport& r) {
   const Spec& s = r.options.spec;
   json results = json::array();
   for (const auto& b : r.bw) {
@@ -86,6 +85,14 @@ json to_json(const PerfReport& r) {
     if (s.histogram) e["histogram"] = hist;
     results.push_back(std::move(e));
   }
+  return results;
+}
+
+}  // namespace
+
+json to_json(const PerfReport& r) {
+  const Spec& s = r.options.spec;
+  const json results = results_json(r);
   return {
       {"command", name_of(s.kind)},
       {"host", r.options.target.host},
