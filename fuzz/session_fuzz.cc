@@ -95,6 +95,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // Every slot and byte the session took is back once its ticket went.
   const auto u = admission.usage();
-  if (u.sessions != 0 || u.startups != 0 || u.pinned != 0) std::abort();
+  if (u.sessions != 0 || u.startups != 0 || u.probes != 0 || u.pinned != 0) std::abort();
   return 0;
 }

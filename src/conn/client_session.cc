@@ -84,11 +84,17 @@ bool greeting_maybe_lost(const proto::AuthError& e) {
          (e.kind == proto::AuthFailure::kProtocol && e.error.errnum != 0);
 }
 
+// The segments this side's TCP resent on SOCK (TCP_INFO), 0 when unknown.
+uint32_t resent_count(const Channel& sock) {
+  const auto rtt = tcp_path_rtt(sock.fd());
+  return rtt ? rtt->total_retrans : 0;
+}
+
 // What TCP_INFO counted of this side's retransmissions, for the warning.
 std::string resent(const Channel& sock) {
-  const auto rtt = tcp_path_rtt(sock.fd());
-  if (!rtt || rtt->total_retrans == 0) return "";
-  return fmt::format(", after TCP had resent {} segments on it", rtt->total_retrans);
+  const uint32_t n = resent_count(sock);
+  if (n == 0) return "";
+  return fmt::format(", after TCP had resent {} segments on it", n);
 }
 
 }  // namespace
@@ -154,11 +160,13 @@ Result<Channel, SessionFailure> connect_to_server(const Target& t, Deadline end,
                                     fmt::format("{}:{}", t.host, t.tcp_port), retried);
   if (!fd) return failure(Stage::kTcpConnect, fd.error());
   std::optional<Channel> sock(Channel(std::move(*fd)));
+  uint32_t resent_before = 0;  // on a first connection given up for a second
   auto met = proto::meet_server(*sock, key, t.host, std::min(end, deadline_in(greeting_wait)));
   if (!met && ms_left(end) >= kSecondTryMs && greeting_maybe_lost(met.error())) {
     if (auto again = tcp_connect(*addrs, std::min(end, deadline_in(t.connect_wait)))) {
       const proto::AuthError first = met.error();
       const std::string first_resent = resent(*sock);
+      resent_before = resent_count(*sock);
       sock.emplace(std::move(*again));
       met = proto::meet_server(*sock, key, t.host, std::min(end, deadline_in(greeting_wait)));
       if (!met && greeting_maybe_lost(met.error())) {
@@ -192,6 +200,7 @@ Result<Channel, SessionFailure> connect_to_server(const Target& t, Deadline end,
     SessionFailure f = failure(Stage::kAuth, e.error);
     f.auth = e.kind;
     f.local_address = local_address(*sock);
+    f.tcp_resent = resent_before + resent_count(*sock);
     return f;
   }
   return std::move(*sock);
@@ -206,20 +215,16 @@ std::optional<proto::Bye> ClientSession::farewell(const proto::Done& done, Deadl
   return std::move(*bye);
 }
 
-Result<ClientSession, SessionFailure> open_client_session(const Target& t, const SessionRequest& r,
-                                                          Deadline end) {
-  std::vector<std::string> retried;
-  auto sock = connect_to_server(t, end, &retried);
-  if (!sock) return std::move(sock.error());
-  ClientSession s;
-  s.sock = std::move(*sock);
-  s.cert_expiring = proto::expiring_certificates(s.sock, std::chrono::system_clock::now());
+namespace {
 
+// The endpoint a session of R needs, on the path of the control connection SOCK.
+EndpointOptions client_endpoint_options(const Target& t, const SessionRequest& r,
+                                        const Channel& sock) {
   EndpointOptions eo;
   eo.fs = t.fs;
   eo.dev = t.dev;
-  eo.local_address = local_address(s.sock);
-  eo.peer_address = peer_address(s.sock);
+  eo.local_address = local_address(sock);
+  eo.peer_address = peer_address(sock);
   eo.src = t.src;
   eo.transport = r.test.transport;
   eo.buffer_size = r.test.max_size;
@@ -230,7 +235,60 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
   eo.traffic_class = static_cast<uint8_t>(t.traffic_class);
   eo.tos = t.tos;
   eo.sl = static_cast<uint8_t>(t.sl);
-  const Deadline setup_d = std::min(end, deadline_in(seconds(10)));
+  return eo;
+}
+
+// The hello of a session of R from endpoint EP: the test, with what the
+// server's QP must share (priority, path MTU cap, ACK timeout) and the time
+// left of this run.
+proto::Hello client_hello(const Target& t, const SessionRequest& r, const EndpointOptions& eo,
+                          const Endpoint& ep, Deadline end) {
+  proto::Hello hello;
+  hello.test = r.test;
+  hello.test.cm = r.cm;
+  hello.test.traffic_class = eo.traffic_class;  // the server's QP carries the same
+  hello.test.sl = eo.sl;
+  hello.test.path_mtu = static_cast<uint16_t>(t.path_mtu);  // the server's QP is capped the same
+  hello.test.ack_timeout = r.ack_timeout.value_or(0);       // and, asked for, times out the same
+  // What is left of this run: the server holds the session no longer (serve/hello_policy.h).
+  hello.test.budget_ms = static_cast<uint32_t>(std::clamp(ms_left(end), 1, 86400000));
+  hello.facts = local_facts(ep);
+  hello.qp = local_qp_info(ep);
+  if (!r.forged_gid.empty()) hello.qp.gid = r.forged_gid;
+  return hello;
+}
+
+// What the device kept of -m and -S other than asked, as warnings.
+void warn_of_kept_settings(const Target& t, ClientSession& s) {
+  // -m is a ceiling: the ports' active MTUs may hold the path below it.
+  if (t.path_mtu != 0 && s.ep->path_mtu != 0 && s.ep->path_mtu < t.path_mtu) {
+    s.ep->warnings.push_back(
+        fmt::format("-m {}: the path MTU is {} bytes, the smaller of the two ports' active MTUs "
+                    "(this port {}, the server's {})",
+                    t.path_mtu, s.ep->path_mtu, verbs::mtu_bytes(s.ep->port_attr.active_mtu),
+                    s.welcome.facts.active_mtu));
+  }
+  // RoCE carries no service level: the priority is the traffic class (DSCP)
+  // or the VLAN PCP. Say so when the device kept another SL than asked for.
+  if (t.sl != 0 && s.ep->sl != t.sl) {
+    s.ep->warnings.push_back(fmt::format(
+        "-S {}: {} keeps service level {} on this {} port: RoCE carries no SL on the wire, its "
+        "priority is the traffic class (-T, DSCP << 2) or the VLAN PCP",
+        t.sl, s.ep->device, s.ep->sl,
+        s.ep->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand"));
+  }
+}
+
+}  // namespace
+
+Result<ClientSession, SessionFailure> open_client_session(const Target& t, const SessionRequest& r,
+                                                          Deadline end) {
+  std::vector<std::string> retried;
+  auto sock = connect_to_server(t, end, &retried);
+  if (!sock) return std::move(sock.error());
+  ClientSession s{.sock = std::move(*sock)};
+  s.cert_expiring = proto::expiring_certificates(s.sock, std::chrono::system_clock::now());
+  const EndpointOptions eo = client_endpoint_options(t, r, s.sock);
   // The server is waiting for a hello: say why none comes.
   auto no_hello = [&](const Error& e) {
     (void)send_frame(s.sock, proto::error_message("client setup failed: " + e.message()),
@@ -242,7 +300,8 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
     return f;
   };
   if (r.cm) {
-    auto ep = open_cm_endpoint(eo, peer_address(s.sock), t.tcp_port, setup_d, s.local_timeline);
+    auto ep = open_cm_endpoint(eo, peer_address(s.sock), t.tcp_port,
+                               std::min(end, deadline_in(seconds(10))), s.local_timeline);
     if (!ep) {
       no_hello(ep.error().error);
       return with_timeline(cm_failure(ep.error()));
@@ -257,19 +316,9 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
     s.ep = std::make_unique<Endpoint>(std::move(*ep));
   }
   s.ep->warnings.insert(s.ep->warnings.end(), retried.begin(), retried.end());
-  proto::Hello hello;
-  hello.test = r.test;
-  hello.test.cm = r.cm;
-  hello.test.traffic_class = eo.traffic_class;  // the server's QP carries the same
-  hello.test.sl = eo.sl;
-  hello.test.path_mtu = static_cast<uint16_t>(t.path_mtu);  // the server's QP is capped the same
-  hello.test.ack_timeout = r.ack_timeout.value_or(0);       // and, asked for, times out the same
-  // What is left of this run: the server holds the session no longer (serve/hello_policy.h).
-  hello.test.budget_ms = static_cast<uint32_t>(std::clamp(ms_left(end), 1, 86400000));
-  hello.facts = local_facts(*s.ep);
-  hello.qp = local_qp_info(*s.ep);
-  if (!r.forged_gid.empty()) hello.qp.gid = r.forged_gid;
+  const proto::Hello hello = client_hello(t, r, eo, *s.ep, end);
   auto fail_with = [&](SessionFailure f, bool keep_session) {
+    f.tcp_resent = resent_count(s.sock);
     f.local = hello.facts;
     f.warnings = s.ep->warnings;
     f.local_timeline = s.local_timeline;
@@ -309,23 +358,7 @@ Result<ClientSession, SessionFailure> open_client_session(const Target& t, const
              !c) {
     return fail_with(failure(Stage::kQpSetup, c.error()), true);
   }
-  // -m is a ceiling: the ports' active MTUs may hold the path below it.
-  if (t.path_mtu != 0 && s.ep->path_mtu != 0 && s.ep->path_mtu < t.path_mtu) {
-    s.ep->warnings.push_back(
-        fmt::format("-m {}: the path MTU is {} bytes, the smaller of the two ports' active MTUs "
-                    "(this port {}, the server's {})",
-                    t.path_mtu, s.ep->path_mtu, verbs::mtu_bytes(s.ep->port_attr.active_mtu),
-                    s.welcome.facts.active_mtu));
-  }
-  // RoCE carries no service level: the priority is the traffic class (DSCP)
-  // or the VLAN PCP. Say so when the device kept another SL than asked for.
-  if (t.sl != 0 && s.ep->sl != t.sl) {
-    s.ep->warnings.push_back(fmt::format(
-        "-S {}: {} keeps service level {} on this {} port: RoCE carries no SL on the wire, its "
-        "priority is the traffic class (-T, DSCP << 2) or the VLAN PCP",
-        t.sl, s.ep->device, s.ep->sl,
-        s.ep->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand"));
-  }
+  warn_of_kept_settings(t, s);
   return s;
 }
 

@@ -70,6 +70,11 @@ struct SessionFailure {
   std::vector<std::string> warnings;
   std::vector<proto::Step> local_timeline;  // our QP's steps up to the failure
   std::string local_address;                // ours towards the peer, once TCP connected
+  // Segments this side's TCP resent on the control connection before the
+  // failure (TCP_INFO; both connections when a greeting was asked twice):
+  // a silent server behind a path that loses packets shows them, a stalled
+  // server whose kernel acknowledged everything does not.
+  uint32_t tcp_resent = 0;
   // From the welcome on the server holds a session: the caller may still say
   // done and read its bye (peer timeline, firewall view) before closing it.
   std::unique_ptr<ClientSession> session;

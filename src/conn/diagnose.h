@@ -81,6 +81,9 @@ struct ConnObservation {
   Stage failed = Stage::kDone;  // the first stage that failed; kDone = none
   int errnum = 0;               // errno of the failure, if any
   std::string error;            // its message, naming the call that failed
+  // Segments this side's TCP resent on the control connection before a
+  // failure of its setup (SessionFailure::tcp_resent).
+  uint32_t tcp_resent = 0;
   // This process's RLIMIT_MEMLOCK soft limit in bytes when the failure
   // happened; nullopt = unlimited. Pinning (MRs, and on most NICs CQ and QP
   // buffers) counts against it.

@@ -47,12 +47,19 @@ struct PingOptions {
   // the one the server told this session, as a guessing or replaying sender's
   // would; the lab proves the server's QP drops them.
   std::optional<uint32_t> forged_qkey;
+  // `rdmacheck monitor`'s probe (proto::TestSpec::probe): the server runs it
+  // in its probe slots and stamps its turnaround into each echo. Only
+  // without the ladder and at most proto::kMaxProbeSize bytes.
+  bool probe = false;
 };
 
 struct PingSample {
   int seq = 0;
   uint32_t size = 0;
   double rtt_us = 0;
+  // The responder's own share of the round trip (its receive completion
+  // read to its reply posted), when it stamped one (PingOptions::probe).
+  std::optional<double> turnaround_us;
 };
 
 struct RttStats {

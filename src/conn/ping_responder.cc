@@ -1,4 +1,7 @@
+#include <endian.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "conn/responder.h"
@@ -18,8 +21,10 @@ ResponderOutcome respond_ping(Endpoint& ep, const proto::Hello& hello, const Cha
     out.replied = bye.replied;
     return out;
   };
+  const bool stamp = hello.test.probe;  // the welcome said so: proto::kTurnaroundOffset
   for (;;) {
     auto wc = next_completion_or_frame(ep, end, sock);
+    const auto read_at = Clock::now();
     if (!wc) {
       return done(wc.error().errnum == ETIMEDOUT ? "session time limit reached"
                                                  : wc.error().message());
@@ -56,6 +61,11 @@ ResponderOutcome respond_ping(Endpoint& ep, const proto::Hello& hello, const Cha
       return done(s.error().message());
     }
     if (auto why = traffic.charge(len)) return done(*why);
+    if (stamp && len >= proto::kTurnaroundEnd) {
+      const uint64_t ns = htole64(static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - read_at).count()));
+      std::memcpy(ep.send_buf() + proto::kTurnaroundOffset, &ns, sizeof ns);
+    }
     if (auto s = post_send(ep, 1, len, write, hello.qp); !s) return done(s.error().message());
   }
 }

@@ -27,6 +27,52 @@ void all_probes(ProbeResult& p, int count, bool lost) {
   p.outcome = lost ? Outcome::kDown : Outcome::kStall;
 }
 
+// A round that failed before its probes: whether the stage it failed at
+// says loss, a stall or nothing (P is filled and true returned), or the
+// probes went out (false).
+bool setup_failed(ProbeResult& p, const conn::ConnObservation& o, int count) {
+  using conn::Stage;
+  switch (o.failed) {
+    case Stage::kTcpConnect:
+      // Refused: the host is up and says no serve listens (an error of the
+      // peer's setup, not a probe); no answer: the host or its path.
+      if (path_error(o.errnum)) {
+        all_probes(p, count, true);
+      } else {
+        p.outcome = Outcome::kError;
+      }
+      return true;
+    case Stage::kAuth:
+      // A serve that took the connection and never greeted is stalled (the
+      // peer file names serve's port, so no other service is expected
+      // there) when its kernel acknowledged all we sent; when our TCP had
+      // to resend, the path was losing the handshake: lost. A refusal (the
+      // key, the allow-list) is not a probe.
+      if (o.auth == proto::AuthFailure::kSilent) {
+        all_probes(p, count, o.tcp_resent > 0);
+      } else {
+        p.outcome = Outcome::kError;
+      }
+      return true;
+    case Stage::kHandshake:
+    case Stage::kQpSetup:
+      // Went silent after the greeting: stalled (or lost, as above, when
+      // our TCP resent); the server's own refusal is not a probe.
+      if (timed_out(o.errnum) && !o.server_refused) {
+        all_probes(p, count, o.tcp_resent > 0);
+      } else {
+        p.outcome = Outcome::kError;
+      }
+      return true;
+    case Stage::kTraffic:
+    case Stage::kDone:
+      return false;
+    default:  // options, resolve, local setup, cm connect: nothing was probed
+      p.outcome = Outcome::kError;
+      return true;
+  }
+}
+
 }  // namespace
 
 std::string_view outcome_name(Outcome o) {
@@ -77,49 +123,24 @@ ProbeResult result_of(const std::string& peer, const conn::PingReport& r) {
     p.stage = std::string(name_of(o.failed));
     p.error = o.error;
   }
-  const int count = r.options.count;
-  switch (o.failed) {
-    case Stage::kTcpConnect:
-      // Refused: the host is up and says no serve listens (an error of the
-      // peer's setup, not a probe); no answer: the host or its path.
-      if (path_error(o.errnum)) {
-        all_probes(p, count, true);
-      } else {
-        p.outcome = Outcome::kError;
-      }
-      return p;
-    case Stage::kAuth:
-      // A serve that took the connection and never greeted is stalled (the
-      // peer file names serve's port, so no other service is expected
-      // there); a refusal (the key, the allow-list) is not a probe.
-      if (o.auth == proto::AuthFailure::kSilent) {
-        all_probes(p, count, false);
-      } else {
-        p.outcome = Outcome::kError;
-      }
-      return p;
-    case Stage::kHandshake:
-    case Stage::kQpSetup:
-      // Went silent after the greeting: stalled; the server's own refusal is not a probe.
-      if (timed_out(o.errnum) && !o.server_refused) {
-        all_probes(p, count, false);
-      } else {
-        p.outcome = Outcome::kError;
-      }
-      return p;
-    case Stage::kTraffic:
-    case Stage::kDone:
-      break;
-    default:  // options, resolve, local setup, cm connect: nothing was probed
-      p.outcome = Outcome::kError;
-      return p;
-  }
+  if (setup_failed(p, o, r.options.count)) return p;
   p.sent = o.pings_sent;
   p.answered = o.pings_ok;
   p.unanswered = o.pings_unanswered;
   p.lost = std::max(0, p.sent - p.answered - p.unanswered);
-  for (const auto& s : r.samples) p.rtt_s.push_back(s.rtt_us / 1e6);
-  if (p.unanswered > 0) {
+  for (const auto& s : r.samples) {
+    p.rtt_s.push_back(s.rtt_us / 1e6);
+    if (s.turnaround_us && p.turnaround_s.size() + 1 == p.rtt_s.size()) {
+      p.turnaround_s.push_back(*s.turnaround_us / 1e6);
+    }
+  }
+  if (p.sent == 0) {
+    // The round's time ran out before its first probe could be answered
+    // (conn/ping.cc counts no probe it cut short): nothing is known.
+    p.outcome = Outcome::kError;
+    p.stage = std::string(name_of(Stage::kTraffic));
+    p.error = r.warnings.empty() ? "no probe fitted in the round's time" : r.warnings.back();
+  } else if (p.unanswered > 0) {
     p.outcome = Outcome::kStall;
   } else if (p.lost == 0 && p.sent > 0) {
     p.outcome = Outcome::kUp;
@@ -140,6 +161,7 @@ ProbeResult probe(const Peer& peer, proto::Transport transport, const ProbeOptio
   p.ladder = false;
   p.timeout = o.timeout;
   p.ping_timeout = o.ping_timeout;
+  p.probe = true;  // the peer's probe slots, and its turnaround in every echo
   return result_of(peer.name, conn::run_ping(p));
 }
 
@@ -154,6 +176,15 @@ void declare_metrics(Registry& r) {
             "connection its serve took, with no answer after: a host stall, not the network.");
   r.declare("rdmacheck_probe_rtt_seconds", MetricType::kHistogram,
             "Round trip of answered probes, in seconds.", kRttBounds);
+  r.declare("rdmacheck_probe_turnaround_seconds", MetricType::kHistogram,
+            "The responder's own share of an answered probe's round trip (its serve read the "
+            "receive completion and posted the reply), as the responder measured it, in "
+            "seconds.",
+            kRttBounds);
+  r.declare("rdmacheck_probe_network_rtt_seconds", MetricType::kHistogram,
+            "Round trip of answered probes less the responder's turnaround: the network's and "
+            "both NICs' share, in seconds.",
+            kRttBounds);
   r.declare("rdmacheck_probe_errors_total", MetricType::kCounter,
             "Probe rounds that sent no probe, by the stage that failed (the key refused, no "
             "serve listening, no local device).");
@@ -186,6 +217,11 @@ void record(Registry& r, const std::string& prober, const ProbeResult& round) {
     r.add("rdmacheck_probe_completion_errors_total", w);
   }
   for (double s : round.rtt_s) r.observe("rdmacheck_probe_rtt_seconds", l, s);
+  for (size_t i = 0; i < round.turnaround_s.size() && i < round.rtt_s.size(); ++i) {
+    r.observe("rdmacheck_probe_turnaround_seconds", l, round.turnaround_s[i]);
+    r.observe("rdmacheck_probe_network_rtt_seconds", l,
+              std::max(0.0, round.rtt_s[i] - round.turnaround_s[i]));
+  }
   r.set("rdmacheck_peer_up", l, round.answered > 0 ? 1 : 0);
   r.set("rdmacheck_probe_round_seconds", l, round.elapsed_s);
   r.forget_matching("rdmacheck_finding_active", l);

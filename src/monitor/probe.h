@@ -42,6 +42,10 @@ struct ProbeResult {
   int lost = 0;
   int unanswered = 0;
   std::vector<double> rtt_s;  // answered probes' round trips
+  // The responder's turnaround of each answered probe that carried one (a
+  // serve that stamps: proto::Welcome::probe), in the order of rtt_s: the
+  // network's share of a round trip is rtt_s[i] - turnaround_s[i].
+  std::vector<double> turnaround_s;
   Outcome outcome = Outcome::kError;
   std::string stage;              // the stage that failed ("" when none did)
   std::string error;              // its message

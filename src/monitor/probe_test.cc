@@ -75,6 +75,28 @@ TEST(Probe, EachKindOfRoundIsCountedAsTheEvidenceSays) {
   p = result_of("h1", silent);
   EXPECT_EQ(p.outcome, Outcome::kStall);
   EXPECT_EQ(p.unanswered, 5);
+  // ... unless our TCP had to resend on that connection: the path was
+  // losing the handshake (seen in FleetLab, 5 % loss on the peer's port).
+  silent.obs.tcp_resent = 2;
+  p = result_of("h1", silent);
+  EXPECT_EQ(p.outcome, Outcome::kDown);
+  EXPECT_EQ(p.lost, 5);
+  EXPECT_EQ(p.unanswered, 0);
+  // The same for a silence after the greeting (the hello unanswered).
+  auto no_welcome = report(rc, Stage::kHandshake, ETIMEDOUT, 0, 0);
+  p = result_of("h1", no_welcome);
+  EXPECT_EQ(p.outcome, Outcome::kStall);
+  no_welcome.obs.tcp_resent = 1;
+  p = result_of("h1", no_welcome);
+  EXPECT_EQ(p.outcome, Outcome::kDown);
+  // The round's time ran out with its first probe acknowledged and its
+  // answer still on its way (ping counted it as not sent): no verdict.
+  auto cut = report(rc, Stage::kDone, 0, 0, 0);
+  cut.warnings = {"--timeout: ping 1 was acknowledged by the peer, and the command's time ran out"};
+  p = result_of("h1", cut);
+  EXPECT_EQ(p.outcome, Outcome::kError);
+  EXPECT_EQ(p.stage, "traffic");
+  EXPECT_EQ(p.sent + p.lost + p.unanswered, 0);
   // The key refused: an error, never loss.
   auto refused = report(rc, Stage::kAuth, EACCES, 0, 0);
   refused.obs.auth = proto::AuthFailure::kFailed;
@@ -151,6 +173,48 @@ TEST(Probe, AFailedCompletionIsCountedByItsStatus) {
       << text;
 }
 
+// A serve that stamps its turnaround: the network's share of each round trip
+// is the round trip less it, in a histogram of its own; a round whose peer
+// did not stamp (an older serve) has neither series grow.
+TEST(Probe, TheRespondersTurnaroundIsTakenOutOfTheNetworksRoundTrip) {
+  auto stamped = report(proto::Transport::kRc, Stage::kDone, 0, 3, 3);
+  for (auto& s : stamped.samples) s.turnaround_us = 40;  // rtt 100, 200, 300 us
+  stamped.samples[2].turnaround_us = 290;                // the peer sat on the third
+  const auto p = result_of("h1", stamped);
+  ASSERT_EQ(p.turnaround_s.size(), 3u);
+  EXPECT_DOUBLE_EQ(p.turnaround_s[2], 290e-6);
+  Registry reg;
+  declare_metrics(reg);
+  record(reg, "h2", p);
+  record(reg, "h2", result_of("h3", report(proto::Transport::kRc, Stage::kDone, 0, 5, 5)));
+  const auto text = reg.exposition();
+  const std::string h1 = R"({peer="h1",prober="h2",transport="rc")";
+  // Network shares: 60, 160 and 10 us: two at or under 100 us, all under 250 us.
+  EXPECT_NE(text.find("rdmacheck_probe_network_rtt_seconds_bucket" + h1 + ",le=\"5e-05\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("rdmacheck_probe_network_rtt_seconds_bucket" + h1 + ",le=\"0.0001\"} 2\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("rdmacheck_probe_turnaround_seconds_count" + h1 + "} 3\n"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find(R"(rdmacheck_probe_turnaround_seconds_count{peer="h3")"), std::string::npos)
+      << text;
+  MonitorReport rep;
+  rep.prober = "h2";
+  rep.peers = {"h1"};
+  rep.rounds = {p};
+  const auto j = to_json(rep);
+  EXPECT_DOUBLE_EQ(j["rounds"][0]["turnaround_us"]["median"].get<double>(), 40);
+  EXPECT_DOUBLE_EQ(j["rounds"][0]["turnaround_us"]["max"].get<double>(), 290);
+  EXPECT_NE(format_text(rep).find("the peer's turnaround median 40 us"), std::string::npos)
+      << format_text(rep);
+#ifdef RDMACHECK_PROMTOOL
+  const auto c = test_util::promtool_check_metrics(RDMACHECK_PROMTOOL, text);
+  EXPECT_TRUE(c.ok) << c.output;
+#endif
+}
+
 TEST(Probe, TheOnceReportSaysEachRoundAndItsExitStatus) {
   MonitorReport rep;
   rep.prober = "h2";
@@ -173,6 +237,7 @@ TEST(Probe, TheOnceReportSaysEachRoundAndItsExitStatus) {
   EXPECT_EQ(j["rounds"][1]["outcome"], "stall");
   EXPECT_EQ(j["rounds"][0]["rtt_us"]["median"], 300);
   EXPECT_TRUE(j["rounds"][0]["stage"].is_null());
+  EXPECT_TRUE(j["rounds"][0]["turnaround_us"].is_null());  // this serve did not stamp
   rep.rounds.push_back(
       result_of("h4", report(proto::Transport::kRc, Stage::kTcpConnect, ECONNREFUSED, 0, 0)));
   EXPECT_EQ(rep.exit_status(), 2);

@@ -31,6 +31,11 @@ std::string what(const ProbeResult& p) {
         s += fmt::format("; round trip median {:.0f} us (min {:.0f}, max {:.0f})",
                          v[v.size() / 2] * 1e6, v.front() * 1e6, v.back() * 1e6);
       }
+      if (!p.turnaround_s.empty()) {
+        std::vector<double> t = p.turnaround_s;
+        std::sort(t.begin(), t.end());
+        s += fmt::format(", the peer's turnaround median {:.0f} us", t[t.size() / 2] * 1e6);
+      }
       return s;
     }
     case Outcome::kDown:
@@ -60,6 +65,7 @@ nlohmann::json to_json(const MonitorReport& r) {
                       {"lost", p.lost},
                       {"unanswered", p.unanswered},
                       {"rtt_us", rtt_json(p.rtt_s)},
+                      {"turnaround_us", rtt_json(p.turnaround_s)},
                       {"stage", null_if_empty(p.stage)},
                       {"error", null_if_empty(p.error)},
                       {"elapsed_s", p.elapsed_s},

@@ -184,6 +184,7 @@ Result<Hello> parse_hello(const json& j) {
     if (t->contains("budget_ms")) m.test.budget_ms = tr.integer<uint32_t>("budget_ms", 1, 86400000);
     const auto cm = t->find("cm");
     m.test.cm = cm != t->end() && cm->is_boolean() && cm->get<bool>();
+    if (t->contains("probe")) m.test.probe = tr.flag("probe");
     const bool perf = m.test.kind != TestKind::kPing;
     if (perf) {
       m.test.perf = read_perf(tr, tr.object("perf"), m.test.max_size);
@@ -194,6 +195,14 @@ Result<Hello> parse_hello(const json& j) {
   }
   m.facts = read_facts(r, r.object("facts"));
   m.qp = read_qp(r, r.object("qp"));
+  if (!r.error() && m.test.probe &&
+      (m.test.kind != TestKind::kPing || m.test.cm || m.test.max_size > kMaxProbeSize ||
+       m.test.depth > kMaxProbeDepth)) {
+    return plain_error("handshake",
+                       fmt::format("hello.test.probe: a probe is a ping of at most {} bytes and "
+                                   "{} receives, without rdma_cm",
+                                   kMaxProbeSize, kMaxProbeDepth));
+  }
   if (!r.error() && !op_allowed_in(m.test.op, m.test.kind)) {
     return plain_error("handshake", fmt::format("hello.test: a {} test does not run {}",
                                                 name_of(m.test.kind), name_of(m.test.op)));
@@ -208,6 +217,14 @@ Result<Hello> parse_hello(const json& j) {
   return m;
 }
 
+bool asks_probe(const json& frame) {
+  if (type_of(frame) != MessageType::kHello) return false;
+  const auto t = frame.find("test");
+  if (t == frame.end() || !t->is_object()) return false;
+  const auto p = t->find("probe");
+  return p != t->end() && p->is_boolean() && p->get<bool>();
+}
+
 Result<Welcome> parse_welcome(const json& j) {
   if (auto e = check_type(j, MessageType::kWelcome)) return *e;
   Fields r(j, "welcome");
@@ -219,6 +236,7 @@ Result<Welcome> parse_welcome(const json& j) {
     m.qp = read_qp(r, r.object("qp"));
   }
   m.timeline = read_steps(r, r.array("timeline", kMaxSteps));
+  if (j.contains("probe")) m.probe = r.flag("probe");
   if (r.error()) return *r.error();
   return m;
 }

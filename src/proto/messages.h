@@ -23,6 +23,17 @@ constexpr uint16_t kDefaultPort =
     4792;  // next to RoCE's UDP 4791; not perftest's 18515 nor rping's 7174
 constexpr uint32_t kMaxMessageSize = 64u << 20;  // largest test message a client may ask for
 constexpr uint32_t kMaxDepth = 1024;
+// A monitor's probe (TestSpec::probe) is a small ping: at most this many
+// bytes a message and kMaxProbeDepth receives, so a server can hold a
+// hundred of them beside its tests.
+constexpr uint32_t kMaxProbeSize = 4096;
+constexpr uint32_t kMaxProbeDepth = 16;
+// Where a probe's echo carries the responder's turnaround (nanoseconds from
+// the receive completion it read to the reply it posted, little-endian
+// uint64), when the welcome says it stamps: after the 4-byte sequence tag,
+// so the echo needs at least kTurnaroundEnd bytes.
+constexpr uint32_t kTurnaroundOffset = 8;
+constexpr uint32_t kTurnaroundEnd = kTurnaroundOffset + 8;
 
 // What each side tells the other about itself, so that either can compare.
 struct HostFacts {
@@ -82,15 +93,19 @@ constexpr size_t kMaxSizes = 64;
 struct TestSpec {
   TestKind kind = TestKind::kPing;
   Transport transport = Transport::kRc;
-  Op op = Op::kSend;               // where it may run: proto/kinds.h's table
-  uint32_t max_size = 0;           // bytes
-  uint32_t depth = 1;              // receive buffers to keep posted
-  bool cm = false;                 // connect through librdmacm instead of the TCP exchange
-  uint8_t traffic_class = 0;       // -T: both QPs' GRH traffic class
-  uint8_t sl = 0;                  // -S: both QPs' service level
-  uint16_t path_mtu = 0;           // -m: both QPs' path MTU cap in bytes (0: the ports' active MTU)
-  uint8_t ack_timeout = 0;         // -u: both QPs' ACK timeout exponent (0: from the round trip)
-  uint32_t budget_ms = 0;          // how long the client gives the test from its hello (0: unsaid)
+  Op op = Op::kSend;          // where it may run: proto/kinds.h's table
+  uint32_t max_size = 0;      // bytes
+  uint32_t depth = 1;         // receive buffers to keep posted
+  bool cm = false;            // connect through librdmacm instead of the TCP exchange
+  uint8_t traffic_class = 0;  // -T: both QPs' GRH traffic class
+  uint8_t sl = 0;             // -S: both QPs' service level
+  uint16_t path_mtu = 0;      // -m: both QPs' path MTU cap in bytes (0: the ports' active MTU)
+  uint8_t ack_timeout = 0;    // -u: both QPs' ACK timeout exponent (0: from the round trip)
+  uint32_t budget_ms = 0;     // how long the client gives the test from its hello (0: unsaid)
+  // `rdmacheck monitor`'s probe (a ping of at most kMaxProbeSize): the
+  // server runs it in slots of its own, apart from tests, and stamps its
+  // turnaround into each echo. Sent only when true, so older servers read it.
+  bool probe = false;
   std::optional<PerfParams> perf;  // present exactly when kind is bw or lat
 };
 
@@ -113,6 +128,9 @@ struct Welcome {
   QpInfo qp;              // absent with --cm: the connection manager carries it
   uint64_t cm_token = 0;  // with --cm: put it in the connect request's private data
   std::vector<Step> timeline;
+  // The hello's probe was taken as one: each echo carries the server's
+  // turnaround at kTurnaroundOffset. False from a server that predates probes.
+  bool probe = false;
 };
 
 struct Done {
@@ -179,6 +197,9 @@ nlohmann::json error_message(const std::string& text);
 inline constexpr const char* kRefusedQpSetup = "qp-setup";
 
 Result<Hello> parse_hello(const nlohmann::json& j);
+// Whether FRAME is a hello that asks to be run as a monitor's probe (before
+// parse_hello checks it: the server picks the probe's slot pool by it).
+bool asks_probe(const nlohmann::json& frame);
 Result<Welcome> parse_welcome(const nlohmann::json& j);
 Result<Done> parse_done(const nlohmann::json& j);
 Result<Bye> parse_bye(const nlohmann::json& j);

@@ -63,6 +63,7 @@ json to_json(const Hello& m) {
   if (m.test.path_mtu != 0) test["path_mtu_bytes"] = m.test.path_mtu;
   if (m.test.ack_timeout != 0) test["ack_timeout"] = m.test.ack_timeout;
   if (m.test.budget_ms != 0) test["budget_ms"] = m.test.budget_ms;  // serve: the session's end
+  if (m.test.probe) test["probe"] = true;
   if (m.test.perf) {
     const PerfParams& p = *m.test.perf;
     test["perf"] = {{"sizes", p.sizes},
@@ -93,6 +94,7 @@ json to_json(const Welcome& m) {
   } else {
     j["qp"] = qp_json(m.qp);
   }
+  if (m.probe) j["probe"] = true;
   return j;
 }
 

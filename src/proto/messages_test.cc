@@ -52,6 +52,44 @@ TEST(Messages, TheHellosBudgetRoundTripsAndIsOptional) {
   EXPECT_FALSE(parse_hello(j).ok());
 }
 
+// A monitor's probe: asked in the hello, taken in the welcome, both
+// optional on the wire (an older peer neither sends nor reads them), and
+// only a small ping may be one.
+TEST(Messages, AProbeIsASmallPingAndBothSidesSayIt) {
+  Hello h = sample_hello();
+  auto j = to_json(h);
+  EXPECT_FALSE(j["test"].contains("probe")) << j.dump();
+  EXPECT_FALSE(asks_probe(j));
+  h.test.probe = true;
+  h.test.max_size = kMaxProbeSize;
+  j = to_json(h);
+  EXPECT_TRUE(asks_probe(j));
+  auto back = parse_hello(j);
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_TRUE(back->test.probe);
+  j["test"]["max_size"] = kMaxProbeSize + 1;
+  back = parse_hello(j);
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.error().message().find("a probe is a ping of at most 4096 bytes"),
+            std::string::npos)
+      << back.error().message();
+  j["test"]["max_size"] = 64;
+  j["test"]["probe"] = "yes";
+  EXPECT_FALSE(asks_probe(j));
+  EXPECT_FALSE(parse_hello(j).ok());
+  EXPECT_FALSE(asks_probe(nlohmann::json::array()));
+  EXPECT_FALSE(asks_probe(error_message("no")));
+
+  Welcome w;
+  w.facts = h.facts;
+  w.qp = h.qp;
+  EXPECT_FALSE(to_json(w).contains("probe"));
+  w.probe = true;
+  auto wb = parse_welcome(to_json(w));
+  ASSERT_TRUE(wb.ok()) << wb.error().message();
+  EXPECT_TRUE(wb->probe);
+}
+
 TEST(Messages, RejectsOutOfRangeFields) {
   auto j = to_json(sample_hello());
   j["qp"]["psn"] = 0x1000000;  // 25 bits

@@ -42,7 +42,7 @@ std::variant<Admission::Ticket, std::string> Admission::enter(const std::string&
   const std::string prefix = prefix_of(source);
   PerSource& s = by_source_[source];
   auto forget = [&] {
-    if (s.startups == 0 && s.sessions == 0) by_source_.erase(source);
+    if (s.startups == 0 && s.sessions == 0 && s.probes == 0) by_source_.erase(source);
   };
   if (s.startups >= limits_.startups_per_source) {
     return fmt::format("server busy: {} connections from {} are already in their handshake",
@@ -80,23 +80,30 @@ Usage Admission::usage() const {
 void Admission::release(Ticket& t) {
   std::lock_guard<std::mutex> lock(mu_);
   PerSource& s = by_source_[t.source_];
-  if (t.session_) {
+  if (t.probe_) {
+    --s.probes;
+    --total_.probes;
+  } else if (t.session_) {
     --s.sessions;
     --total_.sessions;
     if (!t.identity_.empty() && --sessions_by_identity_[t.identity_] == 0) {
       sessions_by_identity_.erase(t.identity_);
     }
   } else {
-    --s.startups;
-    --total_.startups;
-    if (--startups_by_prefix_[t.prefix_] == 0) startups_by_prefix_.erase(t.prefix_);
+    leave_startup(s, t.prefix_);
   }
   total_.pinned -= t.pinned_;
   if (!t.identity_.empty() && t.pinned_ > 0 &&
       (pinned_by_identity_[t.identity_] -= t.pinned_) == 0) {
     pinned_by_identity_.erase(t.identity_);
   }
-  if (s.startups == 0 && s.sessions == 0) by_source_.erase(t.source_);
+  if (s.startups == 0 && s.sessions == 0 && s.probes == 0) by_source_.erase(t.source_);
+}
+
+void Admission::leave_startup(PerSource& s, const std::string& prefix) {
+  --s.startups;
+  --total_.startups;
+  if (--startups_by_prefix_[prefix] == 0) startups_by_prefix_.erase(prefix);
 }
 
 Admission::Ticket::Ticket(Ticket&& o) noexcept
@@ -105,6 +112,7 @@ Admission::Ticket::Ticket(Ticket&& o) noexcept
       prefix_(std::move(o.prefix_)),
       identity_(std::move(o.identity_)),
       session_(o.session_),
+      probe_(o.probe_),
       pinned_(o.pinned_) {
   o.a_ = nullptr;
 }
@@ -130,14 +138,31 @@ std::optional<std::string> Admission::Ticket::promote(const std::string& identit
   if (a_->total_.sessions >= a_->limits_.sessions) {
     return fmt::format("server busy: {} sessions already running", a_->total_.sessions);
   }
-  --s.startups;
-  --a_->total_.startups;
-  if (--a_->startups_by_prefix_[prefix_] == 0) a_->startups_by_prefix_.erase(prefix_);
+  a_->leave_startup(s, prefix_);
   ++s.sessions;
   ++a_->total_.sessions;
   if (!identity.empty()) ++a_->sessions_by_identity_[identity];
   identity_ = identity;
   session_ = true;
+  return std::nullopt;
+}
+
+std::optional<std::string> Admission::Ticket::promote_probe() {
+  if (session_) return std::nullopt;
+  std::lock_guard<std::mutex> lock(a_->mu_);
+  PerSource& s = a_->by_source_[source_];
+  if (s.probes >= a_->limits_.probes_per_source) {
+    return fmt::format("server busy: {} probes from {} already running", s.probes, source_);
+  }
+  if (a_->total_.probes >= a_->limits_.probes) {
+    return fmt::format("server busy: {} probes already running (serve --max-probes)",
+                       a_->total_.probes);
+  }
+  a_->leave_startup(s, prefix_);
+  ++s.probes;
+  ++a_->total_.probes;
+  session_ = true;
+  probe_ = true;
   return std::nullopt;
 }
 

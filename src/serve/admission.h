@@ -9,6 +9,10 @@
 // certificate's: one leaked key cannot take every session), and every
 // session's registered buffer (both halves) is charged to one pinned-memory
 // budget, of which one identity may hold at most half.
+// A monitor's probe (proto::TestSpec::probe: a small ping) takes a probe
+// slot instead of a session slot, from a pool of its own: a fleet of
+// monitors never keeps a user's test out, nor a test a probe. Probes are
+// not capped per identity (a fleet shares one key) but per source.
 // A slot is a Ticket: it is given back the moment its owner goes away.
 #pragma once
 
@@ -27,6 +31,10 @@ struct Limits {
   int sessions = 16;              // sessions past their handshake, all sources
   int sessions_per_source = 4;    // ... from one address
   int sessions_per_identity = 8;  // ... of one key ring identity
+  // Probe sessions, apart: 1,000 monitors at the default 10 s interval each
+  // hold one for about 0.3 s per transport, some 60 at once.
+  int probes = 128;
+  int probes_per_source = 4;  // a monitor runs one round per peer at a time
   uint64_t pinned_bytes = 0;  // registered test buffers, all sessions (0: default_pinned_budget)
 };
 
@@ -39,6 +47,7 @@ uint64_t default_pinned_budget(const std::string& meminfo_text, uint64_t memlock
 struct Usage {
   int startups = 0;
   int sessions = 0;
+  int probes = 0;
   uint64_t pinned = 0;
 };
 
@@ -64,6 +73,8 @@ class Admission {
     // the reason there is none (the ticket then keeps its startup slot).
     // IDENTITY: the client's key ring identity ("": none, not capped).
     std::optional<std::string> promote(const std::string& identity = "");
+    // The same for a monitor's probe: a probe slot, or why there is none.
+    std::optional<std::string> promote_probe();
     // Charges BYTES of registered memory to the budget, or says why not.
     std::optional<std::string> pin(uint64_t bytes);
 
@@ -76,6 +87,7 @@ class Admission {
     std::string prefix_;
     std::string identity_;
     bool session_ = false;
+    bool probe_ = false;  // with session_: the slot is a probe's
     uint64_t pinned_ = 0;
   };
 
@@ -83,7 +95,9 @@ class Admission {
   struct PerSource {
     int startups = 0;
     int sessions = 0;
+    int probes = 0;
   };
+  void leave_startup(PerSource& s, const std::string& prefix);
   void release(Ticket& t);
   Limits limits_;
   mutable std::mutex mu_;

@@ -111,6 +111,45 @@ TEST(Admission, SessionsAreCappedPerIdentity) {
   EXPECT_EQ(a.usage().sessions, 3);
 }
 
+// Monitor probes have slots of their own: a server whose sessions are all
+// taken still answers probes, a fleet's probes never take a test's slot, and
+// a shared fleet identity is not capped; per address and in total they are.
+TEST(Admission, ProbesHaveSlotsOfTheirOwn) {
+  Limits l = small();
+  l.startups = 16;
+  l.startups_per_source = 8;
+  l.sessions_per_identity = 1;
+  l.probes = 3;
+  l.probes_per_source = 2;
+  Admission a(l);
+  std::vector<std::optional<Ticket>> held;
+  auto enter = [&](const char* from) -> Ticket& {
+    auto t = a.enter(from);
+    EXPECT_TRUE(std::holds_alternative<Ticket>(t)) << from;
+    return held.emplace_back(std::move(std::get<Ticket>(t))).value();
+  };
+  EXPECT_FALSE(enter("10.0.0.1").promote("fleet"));
+  EXPECT_FALSE(enter("10.0.2.1").promote("h2"));
+  EXPECT_EQ(enter("10.0.3.1").promote(), "server busy: 2 sessions already running");
+  // Every session slot is taken; probes of the fleet identity still get in.
+  EXPECT_FALSE(enter("10.0.0.1").promote_probe());
+  EXPECT_FALSE(enter("10.0.0.1").promote_probe());
+  EXPECT_EQ(enter("10.0.0.1").promote_probe(),
+            "server busy: 2 probes from 10.0.0.1 already running");
+  EXPECT_FALSE(enter("10.0.4.1").promote_probe());
+  EXPECT_EQ(enter("10.0.5.1").promote_probe(),
+            "server busy: 3 probes already running (serve --max-probes)");
+  EXPECT_EQ(a.usage().probes, 3);
+  EXPECT_EQ(a.usage().sessions, 2);
+  held[3].reset();  // a probe ends: its slot is free, the sessions' untouched
+  EXPECT_FALSE(enter("10.0.5.1").promote_probe());
+  EXPECT_EQ(a.usage().probes, 3);
+  EXPECT_EQ(a.usage().sessions, 2);
+  held.clear();
+  EXPECT_EQ(a.usage().probes, 0);
+  EXPECT_EQ(a.usage().startups, 0);
+}
+
 // One identity holds at most half the pinned-memory budget: a leaked key
 // cannot pin all of it; what it frees is its own again.
 TEST(Admission, OneIdentityPinsAtMostHalfTheBudget) {

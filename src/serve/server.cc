@@ -125,6 +125,16 @@ Limits effective_limits(const ServerOptions& o) {
   return l;
 }
 
+// The first line of the log: where it listens and every bound it keeps.
+std::string listening_line(const ServerOptions& o, const Limits& lim, int port, bool cm) {
+  return fmt::format(
+      "rdmacheck serve: listening on {} port {} ({} sessions, {} per address; {} probes; {} "
+      "handshakes, {} per address; {} MiB pinned; sends {}{})",
+      o.bind.empty() ? "all addresses" : o.bind, port, lim.sessions, lim.sessions_per_source,
+      lim.probes, lim.startups, lim.startups_per_source, lim.pinned_bytes >> 20,
+      conn::traffic_cap_text(o.max_rate), cm ? "; rdma_cm too" : "");
+}
+
 }  // namespace
 
 int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE* logf) {
@@ -168,13 +178,7 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
   CmAcceptor* cm = acceptor ? acceptor->get() : nullptr;
   Admission slots(effective_limits(o));
   Shared shared{DoctorCache(o.fs), conn::TrafficPool(o.max_rate), std::move(no_rdma)};
-  const Limits& lim = slots.limits();
-  log.line(fmt::format(
-      "rdmacheck serve: listening on {} port {} ({} sessions, {} per address; {} handshakes, {} "
-      "per address; {} MiB pinned; sends {}{})",
-      o.bind.empty() ? "all addresses" : o.bind, local_port(*listener), lim.sessions,
-      lim.sessions_per_source, lim.startups, lim.startups_per_source, lim.pinned_bytes >> 20,
-      conn::traffic_cap_text(o.max_rate), cm != nullptr ? "; rdma_cm too" : ""));
+  log.line(listening_line(o, slots.limits(), local_port(*listener), cm != nullptr));
   log.line(*admission);
   if (o.certs) {
     if (auto n = expiry_note(*o.certs->current(), std::chrono::system_clock::now())) log.line(*n);

@@ -149,48 +149,54 @@ void explain_failure(const Result<conn::Endpoint>& ep, const ServerOptions& o, S
   }
 }
 
+// Refuses the session with WHY and a CODE the client reads (a finding id,
+// or proto::kRefusedQpSetup; none when empty).
+void refuse_with_code(const Channel& sock, const std::string& why, const std::string& code,
+                      SessionOutcome& out) {
+  out.outcome = why;
+  nlohmann::json refused = proto::error_message(why);
+  if (!code.empty()) refused["code"] = code;
+  (void)send_frame(sock, refused, deadline_in(std::chrono::seconds(1)));
+}
+
+// With --cm the welcome carries this device's facts and the token the
+// client's connect request must bring (bound to its address); or why not.
+std::optional<std::string> cm_welcome(const conn::EndpointOptions& eo, CmAcceptor& acceptor,
+                                      proto::Welcome& welcome) {
+  auto facts = conn::open_device_only(eo);
+  if (!facts) return "server setup failed: " + facts.error().message();
+  welcome.facts = conn::local_facts(*facts);
+  const auto client = parse_ip(eo.peer_address);
+  if (!client) return "server setup failed: no address for this client";
+  welcome.cm_token = acceptor.expect(*client);
+  return std::nullopt;
+}
+
 // A hello's test, from the endpoint to the bye.
 void run_test(const proto::Hello& hello, const Channel& sock, const ServerOptions& o,
               CmAcceptor* acceptor, Admission::Ticket& ticket, Shared& shared, Deadline end,
               SessionOutcome& out) {
-  conn::TrafficPool& pool = shared.traffic;
-  auto refuse = [&](const std::string& why) {
-    out.outcome = why;
-    (void)send_frame(sock, proto::error_message(why), deadline_in(std::chrono::seconds(1)));
-  };
-  // A refusal about the client's QP: its code tells the client so.
-  auto refuse_qp = [&](const std::string& why) {
-    out.outcome = why;
-    nlohmann::json refused = proto::error_message(why);
-    refused["code"] = proto::kRefusedQpSetup;
-    (void)send_frame(sock, refused, deadline_in(std::chrono::seconds(1)));
+  // A refusal about the client's QP has its code (proto::kRefusedQpSetup) to tell it so.
+  auto refuse = [&](const std::string& why, const std::string& code = "") {
+    refuse_with_code(sock, why, code, out);
   };
   const conn::EndpointOptions eo = endpoint_options(hello, o, sock);
   // Both halves of the buffer count against the budget, before any is pinned.
   if (auto why = ticket.pin(conn::registered_bytes(eo))) return refuse(*why);
-  if (shared.no_rdma) {  // the test is valid and fits: only the device is missing
-    out.outcome = no_rdma_refusal(*shared.no_rdma);
-    nlohmann::json refused = proto::error_message(out.outcome);
-    refused["code"] = id_name(*shared.no_rdma);
-    (void)send_frame(sock, refused, deadline_in(std::chrono::seconds(1)));
-    return;
-  }
+  // The test is valid and fits: only the device is missing.
+  if (const auto& no = shared.no_rdma)
+    return refuse(no_rdma_refusal(*no), std::string(id_name(*no)));
   const bool perf_test = hello.test.perf.has_value();
-  proto::Welcome welcome;
+  proto::Welcome welcome{.probe = hello.test.probe};  // respond_ping stamps its turnaround
   std::optional<Result<conn::Endpoint>> setup;  // emplaced, never assigned: owners keep their order
   if (hello.test.cm) {
-    auto facts = conn::open_device_only(eo);
-    if (!facts) return refuse("server setup failed: " + facts.error().message());
-    welcome.facts = conn::local_facts(*facts);
-    const auto client = parse_ip(eo.peer_address);
-    if (!client) return refuse("server setup failed: no address for this client");
-    welcome.cm_token = acceptor->expect(*client);
+    if (auto why = cm_welcome(eo, *acceptor, welcome)) return refuse(*why);
   } else {
     setup.emplace(open_endpoint(eo, welcome.timeline));
     if (!*setup) return refuse("server setup failed: " + setup->error().message());
-    if (auto why = reflected(**setup, hello, sock)) return refuse_qp(*why);
+    if (auto why = reflected(**setup, hello, sock)) return refuse(*why, proto::kRefusedQpSetup);
     if (auto s = connect_oob(**setup, hello, o, sock, welcome); !s) {
-      return refuse_qp("server setup failed: " + s.error().message());
+      return refuse("server setup failed: " + s.error().message(), proto::kRefusedQpSetup);
     }
   }
   // Read before the client can start: after the welcome its traffic may begin.
@@ -225,7 +231,7 @@ void run_test(const proto::Hello& hello, const Channel& sock, const ServerOption
   Result<conn::Endpoint>& ep = *setup;
   if (ep) {
     out.note = ep->iova_note;
-    conn::SessionTraffic traffic(pool);
+    conn::SessionTraffic traffic(shared.traffic);
     const conn::ResponderOutcome r = perf_test
                                          ? perf::respond_perf(*ep, hello, sock, end, traffic, bye)
                                          : conn::respond_ping(*ep, hello, sock, end, traffic, bye);
@@ -258,8 +264,9 @@ void answer_hello(const nlohmann::json& frame, int id, const Channel& sock, cons
     (void)send_frame(sock, proto::error_message(out.outcome), deadline_in(std::chrono::seconds(1)));
     return;
   }
-  out.test = fmt::format("{} {}/{}{}", name_of(hello->test.kind), name_of(hello->test.transport),
-                         name_of(hello->test.op), hello->test.cm ? " (rdma_cm)" : "");
+  out.test = fmt::format("{} {}/{}{}", hello->test.probe ? "probe" : name_of(hello->test.kind),
+                         name_of(hello->test.transport), name_of(hello->test.op),
+                         hello->test.cm ? " (rdma_cm)" : "");
   if (auto why = refusal(*hello, o, acceptor)) {
     out.outcome = *why;
     (void)send_frame(sock, proto::error_message(*why), deadline_in(std::chrono::seconds(1)));
@@ -308,7 +315,9 @@ SessionEnd session(int id, Channel& sock, const std::string& peer, const ServerO
   }
   // Past the handshake: the connection needs a session slot now.
   out.counted = true;
-  if (auto busy = ticket.promote(key->identity)) {
+  // A monitor's probe takes a probe slot (serve/admission.h), never a test's.
+  if (auto busy =
+          proto::asks_probe(*frame) ? ticket.promote_probe() : ticket.promote(key->identity)) {
     out.outcome = *busy;
     (void)send_frame(sock, proto::error_message(*busy), deadline_in(std::chrono::seconds(1)));
     return end_line(out);

@@ -78,6 +78,12 @@ TEST(MonitorLab, RoundsMetricsAStalledServeAndSigterm) {
     EXPECT_EQ(round["sent"], 5);
     EXPECT_EQ(round["answered"], 5);
     EXPECT_GT(round["rtt_us"]["median"].get<double>(), 0);
+    // h1's and h3's serve took each round as a probe and stamped each echo
+    // with its turnaround, a part of the round trip the prober measured.
+    ASSERT_TRUE(round["turnaround_us"].is_object()) << round.dump(2);
+    EXPECT_GT(round["turnaround_us"]["max"].get<double>(), 0) << round.dump(2);
+    EXPECT_LT(round["turnaround_us"]["max"].get<double>(), round["rtt_us"]["max"].get<double>())
+        << round.dump(2);
     EXPECT_EQ(round["device"], "rxe0");
   }
   EXPECT_EQ(run_exit(r, "h2", 0), 0);
