@@ -8,6 +8,35 @@
 
 namespace rdmacheck::cli {
 
+namespace {
+
+// The faults the lab reproduces: on a host, in the switch, and when.
+void add_fault_options(CLI::App& app, lab::LabOptions& l) {
+  app.add_option("--fault", l.faults,
+                 "a classic fault on a host (default h1) or on one NIC of it (@HOST-K: NIC K, "
+                 "eth(K-1)): firewall, mtu-mismatch, loss:PERCENT, link-down, powersave, "
+                 "no-server; e.g. --fault loss:1@h2, --fault link-down@h2-2. Or a fault in the "
+                 "switch between the hosts, on HOST's port (:in towards it, :out from it, both "
+                 "by default), which neither host can see: switch-loss:PCT, "
+                 "switch-burst-loss:PCT[/BURST], switch-delay:MS[/JITTER], switch-dup:PCT, "
+                 "switch-corrupt:PCT, switch-reorder:PCT[/GAP_MS], switch-rate:MBIT, "
+                 "switch-maxsize:BYTES, switch-flap:DOWN_S/PERIOD_S; e.g. "
+                 "--fault switch-loss:1@h2:in (docs/lab.md)");
+  app.add_option("--fault-at", l.fault_at,
+                 "SECONDS:SWITCH-FAULT starts a switch fault that many seconds after every guest "
+                 "began its test, e.g. --fault-at 20:switch-flap:3/10@h1");
+  app.add_option("--fault-until", l.fault_until,
+                 "SECONDS:SWITCH-FAULT ends a switch fault that many seconds into the test: "
+                 "the one --fault-at starts (a window), else one from the start, e.g. "
+                 "--fault-until 15:switch-loss:100@h2");
+  app.add_option("--seed", l.seed,
+                 "seed of the switch faults' random choices (the same seed, the same choices "
+                 "for the same frames)")
+      ->default_val(1);
+}
+
+}  // namespace
+
 Runner attach_lab(CLI::App& app) {
   struct Opts {
     lab::LabOptions l;
@@ -25,6 +54,7 @@ Runner attach_lab(CLI::App& app) {
       ->check(CLI::Range(1, lab::kMaxNics))
       ->default_val(1);
   std::vector<std::string> orders;
+  orders.reserve(std::size(EnumNames<lab::DeviceOrder>::table));
   for (const auto& [order, name] : EnumNames<lab::DeviceOrder>::table) orders.emplace_back(name);
   app.add_option("--device-order", o->device_order,
                  "nics: rxeK on ethK; reversed: rxe0 on the last NIC, as on hosts whose "
@@ -40,26 +70,7 @@ Runner attach_lab(CLI::App& app) {
   app.add_option("--serve-args", o->l.serve_args,
                  "more options for h1's 'rdmacheck serve' (which always proves the lab's own "
                  "random key), e.g. '--allow 198.18.0.2 --no-share-doctor'");
-  app.add_option("--fault", o->l.faults,
-                 "a classic fault on a host (default h1) or on one NIC of it (@HOST-K: NIC K, "
-                 "eth(K-1)): firewall, mtu-mismatch, loss:PERCENT, link-down, powersave, "
-                 "no-server; e.g. --fault loss:1@h2, --fault link-down@h2-2. Or a fault in the "
-                 "switch between the hosts, on HOST's port (:in towards it, :out from it, both "
-                 "by default), which neither host can see: switch-loss:PCT, "
-                 "switch-burst-loss:PCT[/BURST], switch-delay:MS[/JITTER], switch-dup:PCT, "
-                 "switch-corrupt:PCT, switch-reorder:PCT[/GAP_MS], switch-rate:MBIT, "
-                 "switch-maxsize:BYTES, switch-flap:DOWN_S/PERIOD_S; e.g. "
-                 "--fault switch-loss:1@h2:in (docs/lab.md)");
-  app.add_option("--fault-at", o->l.fault_at,
-                 "SECONDS:SWITCH-FAULT starts a switch fault that many seconds after every guest "
-                 "began its test, e.g. --fault-at 20:switch-flap:3/10@h1");
-  app.add_option("--fault-until", o->l.fault_until,
-                 "SECONDS:SWITCH-FAULT: a switch fault from the start that ends that many "
-                 "seconds into the test, e.g. --fault-until 15:switch-loss:100@h2");
-  app.add_option("--seed", o->l.seed,
-                 "seed of the switch faults' random choices (the same seed, the same choices "
-                 "for the same frames)")
-      ->default_val(1);
+  add_fault_options(app, o->l);
   app.add_flag("--ssh", o->l.ssh,
                "passwordless ssh as root between the guests (keys and host keys made for this "
                "run, nothing from ~/.ssh) and an MPI hostfile at /run/lab/hostfile");

@@ -150,6 +150,22 @@ Result<std::vector<SwitchFault>> switch_faults(const LabOptions& o) {
                                                "with --fault",
                                                spec));
       }
+      // --fault-until of a FAULT that --fault-at starts ends that one: a window.
+      if (!at) {
+        auto same = std::find_if(out.begin(), out.end(), [&](const SwitchFault& f) {
+          return f.at_s && !f.until_s && f.spec.starts_with("--fault-at ") &&
+                 f.spec.ends_with(":" + t->second);
+        });
+        if (same != out.end()) {
+          if (t->first <= *same->at_s) {
+            return plain_error(option,
+                               fmt::format("'{}' ends before {} starts it", spec, same->spec));
+          }
+          same->until_s = t->first;
+          same->spec += fmt::format(" {} {}", option, spec);
+          continue;
+        }
+      }
       auto sf = parse_switch_fault(t->second, o.hosts, o.nics);
       if (!sf) return sf.error();
       (at ? sf->at_s : sf->until_s) = t->first;

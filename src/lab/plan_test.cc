@@ -285,6 +285,25 @@ TEST(Plan, SwitchFaultsGoToTheHubAndOnlyTheyCanBeTimed) {
   EXPECT_EQ((*sw)[1].spec, "--fault-at 10:switch-flap:1/5@h2:out");
   EXPECT_EQ((*sw)[2].until_s, 4.5);
 
+  // A FAULT that --fault-at starts and --fault-until ends is one window.
+  o.fault_at = {"60:switch-loss:5@h3"};
+  o.fault_until = {"120:switch-loss:5@h3", "30:switch-loss:5@h2"};
+  sw = switch_faults(o);
+  ASSERT_TRUE(sw.ok()) << sw.error().message();
+  ASSERT_EQ(sw->size(), 3u);
+  EXPECT_EQ((*sw)[1].at_s, 60);
+  EXPECT_EQ((*sw)[1].until_s, 120);
+  EXPECT_EQ((*sw)[1].spec, "--fault-at 60:switch-loss:5@h3 --fault-until 120:switch-loss:5@h3");
+  EXPECT_TRUE((*sw)[1].active_at(90));
+  EXPECT_FALSE((*sw)[1].active_at(121));
+  EXPECT_FALSE((*sw)[2].at_s);  // another port's: from the start until 30 s
+  EXPECT_EQ((*sw)[2].until_s, 30);
+  o.fault_until = {"50:switch-loss:5@h3"};
+  auto backwards = switch_faults(o);
+  ASSERT_FALSE(backwards.ok());
+  EXPECT_NE(backwards.error().message().find("ends before"), std::string::npos);
+  o.fault_until = {};
+
   o.fault_at = {"10:firewall"};
   auto refused = make_plan(o);
   ASSERT_FALSE(refused.ok());
