@@ -35,6 +35,18 @@ void add_fault_options(CLI::App& app, lab::LabOptions& l) {
       ->default_val(1);
 }
 
+// --device-order: which rxe device sits on which NIC.
+void add_device_order_option(CLI::App& app, std::string& device_order) {
+  std::vector<std::string> orders;
+  orders.reserve(std::size(EnumNames<lab::DeviceOrder>::table));
+  for (const auto& [order, name] : EnumNames<lab::DeviceOrder>::table) orders.emplace_back(name);
+  app.add_option("--device-order", device_order,
+                 "nics: rxeK on ethK; reversed: rxe0 on the last NIC, as on hosts whose "
+                 "mlx5_0 is not the NIC that routes to the peer")
+      ->check(CLI::IsMember(orders))
+      ->default_val("nics");
+}
+
 }  // namespace
 
 Runner attach_lab(CLI::App& app) {
@@ -53,14 +65,7 @@ Runner attach_lab(CLI::App& app) {
                  "NIC 1's address")
       ->check(CLI::Range(1, lab::kMaxNics))
       ->default_val(1);
-  std::vector<std::string> orders;
-  orders.reserve(std::size(EnumNames<lab::DeviceOrder>::table));
-  for (const auto& [order, name] : EnumNames<lab::DeviceOrder>::table) orders.emplace_back(name);
-  app.add_option("--device-order", o->device_order,
-                 "nics: rxeK on ethK; reversed: rxe0 on the last NIC, as on hosts whose "
-                 "mlx5_0 is not the NIC that routes to the peer")
-      ->check(CLI::IsMember(orders))
-      ->default_val("nics");
+  add_device_order_option(app, o->device_order);
   app.add_option("--setup", o->l.setup,
                  "HOST:CMD run as root on HOST once its rxe devices are up, before the test "
                  "(repeatable), e.g. 'h1:iptables -I INPUT -p udp --dport 4791 -j DROP' or, "

@@ -18,7 +18,9 @@
 #include <sstream>
 #include <thread>
 
+#include "net/channel.h"
 #include "net/tcp.h"
+#include "proto/auth.h"
 #include "testing/temp_dir.h"
 
 namespace rdmacheck::monitor {
@@ -230,6 +232,60 @@ TEST(MonitorLoop, AbuseOfMetricsNeitherStopsTheRoundsNorKeepsAScrapeOut) {
   loop.join();
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
   ASSERT_TRUE(rep) << rep.error().message();
+  std::filesystem::remove_all(dir);
+}
+
+// A peer whose serve holds another key: the round is an error of its
+// authentication, never a probe lost or unanswered, and the monitor goes
+// on (no RDMA is needed: the key is proven before any verbs object). The
+// peer is a listener on loopback that greets as serve does, with its key.
+TEST(MonitorLoop, APeerWithAnotherKeyIsAnErrorOfItsAuthNeverLoss) {
+  using namespace std::chrono_literals;
+  const auto dir = test_util::make_temp_dir("monitor-key");
+  auto listener = tcp_listen("127.0.0.2", 0);  // 127.0.0.1 is this host: left out as itself
+  ASSERT_TRUE(listener.ok()) << listener.error().message();
+  const uint16_t port = local_port(*listener);
+  proto::ServerKeys keys;
+  keys.raw = {proto::Psk{"fleet.psk", std::string(32, 'a')}};
+  std::atomic<int> greeted{0};
+  std::atomic<bool> done{false};
+  std::thread peer([&] {
+    while (!done) {
+      std::string from;
+      auto c = tcp_accept(*listener, deadline_in(200ms), &from);
+      if (!c) continue;
+      Channel ch(std::move(*c));
+      (void)proto::greet_client(ch, keys, deadline_in(5s));
+      ++greeted;
+    }
+  });
+  const auto key = dir / "other.psk";
+  std::ofstream(key) << std::string(32, 'b');
+  std::filesystem::permissions(
+      key, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  std::ofstream(dir / "peers") << "127.0.0.2:" << port << "\n";
+  MonitorOptions o;
+  o.peers_file = (dir / "peers").string();
+  o.default_port = 4792;
+  o.transports = {proto::Transport::kRc};
+  o.probe.target.fs = FsRoot::live();
+  o.probe.target.psk_file = key.string();
+  o.probe.timeout = 5000ms;
+  o.prober = "tester";
+  o.once = true;
+  std::atomic<bool> stop{false};
+  std::atomic<bool> reload{false};
+  const auto rep = run_monitor(o, stop, reload);
+  done = true;
+  peer.join();
+  ASSERT_TRUE(rep) << rep.error().message();
+  ASSERT_EQ(rep->rounds.size(), 1u);
+  const ProbeResult& round = rep->rounds[0];
+  EXPECT_EQ(round.outcome, Outcome::kError) << round.error;
+  EXPECT_EQ(round.stage, "auth") << round.error;
+  EXPECT_EQ(round.sent + round.lost + round.unanswered, 0);
+  EXPECT_GE(greeted.load(), 1);
+  EXPECT_EQ(rep->exit_status(), 2);
   std::filesystem::remove_all(dir);
 }
 
