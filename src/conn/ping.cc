@@ -1,6 +1,5 @@
 #include "conn/ping.h"
 
-#include <endian.h>
 #include <fmt/core.h>
 
 #include <algorithm>
