@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "check/check.h"
+#include "sysfs/rdma_sysfs.h"
 
 namespace rdmacheck::check {
 
@@ -119,7 +120,7 @@ std::string port_under_test(const std::vector<std::pair<std::string, std::string
   for (const auto& [subject, state] : ports) {
     if (!device.empty() && device_of(subject) != device) continue;
     if (port > 0 && subject != fmt::format("{}/{}", device_of(subject), port)) continue;
-    if (state == "ACTIVE") return subject;
+    if (parse_enum<PortState>(state) == PortState::kActive) return subject;
   }
   // Nothing ACTIVE: rdmacheck falls back to the first device (and its first port).
   for (const auto& [subject, state] : ports) {

@@ -195,7 +195,7 @@ std::vector<DeviceCandidate> device_candidates(const std::vector<DeviceInfo>& de
   for (const auto& d : devices) {
     DeviceCandidate c{d.name, {}};
     for (const auto& p : d.ports)
-      c.ports.push_back(PortCandidate{p.port, p.state == 4, gid_candidates(p)});
+      c.ports.push_back(PortCandidate{p.port, p.active(), gid_candidates(p)});
     out.push_back(std::move(c));
   }
   return out;

@@ -10,6 +10,7 @@
 #include "findings/finding.h"
 #include "proto/auth.h"
 #include "proto/messages.h"
+#include "sysfs/rdma_sysfs.h"
 #include "verbs/cm.h"
 
 namespace rdmacheck::conn {
@@ -39,10 +40,10 @@ struct LadderResult {
 struct Selection {
   std::string device;
   int port = 0;
-  std::string port_state;  // "ACTIVE", "DOWN", ...
+  PortState port_state = PortState::kUnknown;
   int gid_index = -1;
-  std::string gid;       // sysfs text
-  std::string gid_type;  // "RoCE v2"
+  std::string gid;  // sysfs text
+  GidType gid_type = GidType::kUnknown;
   std::string netdev;
 };
 

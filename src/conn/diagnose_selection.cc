@@ -23,7 +23,7 @@ const char* family(const std::string& gid) {
 
 std::string describe(const Selection& s) {
   return fmt::format("{} port {} GID {} ({}, {}{})", s.device, s.port, s.gid_index, s.gid,
-                     s.gid_type, s.netdev.empty() ? "" : ", " + s.netdev);
+                     gid_type_name(s.gid_type), s.netdev.empty() ? "" : ", " + s.netdev);
 }
 
 // The flag the failure is put down to, and the value rdmacheck would use instead.
@@ -128,9 +128,9 @@ std::string why_selection_fails(const UserSelection& u, const std::optional<prot
   const Selection& a = *u.automatic;
   if (!u.forced) return "it could not be used: " + open_error;
   const Selection& s = *u.forced;
-  if (u.port && s.port_state != "ACTIVE") {
+  if (u.port && s.port_state != PortState::kActive) {
     return fmt::format("port {} is {}: nothing is sent or received on it", s.port,
-                       s.port_state.empty() ? "not ACTIVE" : s.port_state);
+                       s.port_state == PortState::kUnknown ? "not ACTIVE" : name_of(s.port_state));
   }
   if (u.device && s.device != a.device && !s.netdev.empty() && !a.netdev.empty() &&
       s.netdev != a.netdev) {
@@ -145,8 +145,9 @@ std::string why_selection_fails(const UserSelection& u, const std::optional<prot
           ? fmt::format("the peer's GID is {} ({})", peer->gid, family(peer->gid))
           : fmt::format("this host reaches the peer from {} ({})", u.local_address, family(a.gid));
   if (s.gid_type != a.gid_type) {
-    return fmt::format("it is a {} GID and the path needs {} ({})", s.gid_type, a.gid_type,
-                       s.gid_type == "RoCE v1"
+    return fmt::format("it is a {} GID and the path needs {} ({})", gid_type_name(s.gid_type),
+                       gid_type_name(a.gid_type),
+                       s.gid_type == GidType::kRoceV1
                            ? "RoCE v1 is raw Ethernet: not routable, no UDP 4791"
                            : "both sides must use the same RoCE version");
   }

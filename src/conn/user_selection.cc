@@ -29,10 +29,10 @@ std::optional<Selection> select(const std::vector<DeviceInfo>& devices, const De
   if (e == p->gids.end()) return std::nullopt;
   return Selection{.device = d->name,
                    .port = p->port,
-                   .port_state = p->state_name,
+                   .port_state = p->port_state(),
                    .gid_index = e->index,
                    .gid = e->gid,
-                   .gid_type = gid_type_name(e->type),
+                   .gid_type = e->type,
                    .netdev = e->netdev.empty() ? p->netdev : e->netdev};
 }
 
@@ -71,10 +71,10 @@ CmHost cm_host(const FsRoot& fs, const std::vector<DeviceInfo>& devices, const s
         h.source_rdma = true;
         h.source_at = Selection{.device = d.name,
                                 .port = p.port,
-                                .port_state = p.state_name,
+                                .port_state = p.port_state(),
                                 .gid_index = g.index,
                                 .gid = g.gid,
-                                .gid_type = gid_type_name(g.type),
+                                .gid_type = g.type,
                                 .netdev = g.netdev.empty() ? p.netdev : g.netdev};
       }
     }

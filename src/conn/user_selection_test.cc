@@ -24,7 +24,7 @@ TEST(UserSelection, ForcedGidZeroAgainstTheAutomaticChoice) {
   EXPECT_EQ(u.forced->gid.rfind("fe80:", 0), 0u) << u.forced->gid;
   EXPECT_EQ(u.automatic->gid_index, 1);
   EXPECT_EQ(u.automatic->gid, "0000:0000:0000:0000:0000:ffff:c612:0001");
-  EXPECT_EQ(u.automatic->port_state, "ACTIVE");
+  EXPECT_EQ(u.automatic->port_state, PortState::kActive);
   EXPECT_EQ(u.automatic->netdev, "eth0");
   EXPECT_NE(why_selection_fails(u, std::nullopt, "").find("link-local"), std::string::npos);
 }

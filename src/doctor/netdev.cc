@@ -104,7 +104,7 @@ std::vector<CheckResult> check_netdevs(const Machine& m) {
       const std::string oper = m.fs.read_line(nd + "/operstate").value_or("?");
       c.fact("operstate", oper);
       if (auto drv = m.fs.link_target(nd + "/device/driver")) c.fact("driver", *drv);
-      if (oper != "up" && p.state == 4) {
+      if (oper != "up" && p.active()) {
         auto& f = c.add(Severity::kWarn, FindingId::kNetdevNotUp,
                         fmt::format("{} is '{}' although {} port {} is ACTIVE", p.netdev, oper,
                                     d.name, p.port));

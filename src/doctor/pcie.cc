@@ -67,7 +67,7 @@ std::string lnk(const std::string& addr, const PcieLink& sta, const PcieLink& ca
 void check_bandwidth(CheckResult& c, const DeviceInfo& d, const PcieLink& sta) {
   double port_gbps = 0;
   for (const auto& p : d.ports) {
-    if (p.state == 4) port_gbps += p.rate_gbps;
+    if (p.active()) port_gbps += p.rate_gbps;
   }
   const double usable = usable_gbps(sta);
   c.fact("usable_gbps", std::round(usable * 10) / 10);
@@ -86,7 +86,7 @@ void check_bandwidth(CheckResult& c, const DeviceInfo& d, const PcieLink& sta) {
                                              : "242/256",
                     usable));
     for (const auto& p : d.ports) {
-      if (p.state == 4) f.evidence.push_back(fmt::format("port {} rate {}", p.port, p.rate));
+      if (p.active()) f.evidence.push_back(fmt::format("port {} rate {}", p.port, p.rate));
     }
     f.fix =
         "the NIC cannot reach line rate in this slot: use a slot with more lanes or a "

@@ -65,7 +65,7 @@ void explain_state(CheckResult& c, const std::string& dev, const PortInfo& p) {
     }
     case 2:
     case 3: {
-      const bool init = p.state == 2;
+      const bool init = p.port_state() == PortState::kInit;
       auto& f = c.add(Severity::kFail, FindingId::kPortNotActive,
                       fmt::format("{} is {}: the link is up but the port is not {}", where,
                                   p.state_name, init ? "configured" : "activated"));
@@ -115,7 +115,7 @@ std::vector<CheckResult> check_ports(const Machine& m) {
       c.fact("link_layer", std::string(name_of(p.link_layer)));
       c.fact("rate_gbps", p.rate_gbps);
       explain_state(c, d.name, p);
-      if (p.state == 4 && p.phys_state != 5 && p.phys_state != 0) {
+      if (p.active() && p.phys_state != 5 && p.phys_state != 0) {
         auto& f = c.add(Severity::kWarn, FindingId::kPortPhysNotLinkup,
                         fmt::format("{} port {} is ACTIVE but its physical state is {}", d.name,
                                     p.port, p.phys_state_name));
@@ -126,7 +126,7 @@ std::vector<CheckResult> check_ports(const Machine& m) {
             m.fs.read_line(fmt::format("/sys/class/infiniband/{}/ports/{}/sm_lid", d.name, p.port));
         if (sm) c.fact("sm_lid", *sm);
       }
-      if (is_software(d) && p.state == 4) {
+      if (is_software(d) && p.active()) {
         auto& f = c.add(Severity::kInfo, FindingId::kSoftwareRdmaDevice,
                         fmt::format("{} is Soft-RoCE/soft-iWARP on {}: a software device, "
                                     "not a NIC",

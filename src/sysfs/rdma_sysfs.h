@@ -34,6 +34,20 @@ struct EnumNames<LinkLayer> {
   }};
 };
 
+// A port's logical state, as sysfs's state file numbers it ("4: ACTIVE").
+enum class PortState { kUnknown, kDown, kInit, kArmed, kActive, kActiveDefer };
+template <>
+struct EnumNames<PortState> {
+  static constexpr std::array<std::pair<PortState, std::string_view>, 6> table = {{
+      {PortState::kUnknown, "?"},
+      {PortState::kDown, "DOWN"},
+      {PortState::kInit, "INIT"},
+      {PortState::kArmed, "ARMED"},
+      {PortState::kActive, "ACTIVE"},
+      {PortState::kActiveDefer, "ACTIVE_DEFER"},
+  }};
+};
+
 struct GidEntry {
   int index = 0;
   std::string gid;  // as sysfs prints it: 8 groups of 4 hex digits
@@ -48,7 +62,11 @@ struct PortInfo {
   int port = 0;
   int state = 0;           // IB port state number: 1 DOWN 2 INIT 3 ARMED 4 ACTIVE 5 ACTIVE_DEFER
   std::string state_name;  // "ACTIVE"
-  int phys_state = 0;      // 1 Sleep 2 Polling 3 Disabled 4 PortConfigurationTraining 5 LinkUp ...
+  [[nodiscard]] PortState port_state() const {
+    return state >= 1 && state <= 5 ? static_cast<PortState>(state) : PortState::kUnknown;
+  }
+  [[nodiscard]] bool active() const { return port_state() == PortState::kActive; }
+  int phys_state = 0;  // 1 Sleep 2 Polling 3 Disabled 4 PortConfigurationTraining 5 LinkUp ...
   std::string phys_state_name;
   LinkLayer link_layer = LinkLayer::kUnknown;
   [[nodiscard]] bool ethernet() const { return link_layer == LinkLayer::kEthernet; }  // RoCE

@@ -13,6 +13,21 @@ TEST(RdmaSysfs, ParsesNumberedAttributes) {
   EXPECT_EQ(parse_numbered("2: Polling").first, 2);
 }
 
+// The state's number is typed: 4 is ACTIVE, whatever the text; a number
+// outside the IB states is unknown, never active.
+TEST(RdmaSysfs, PortStateIsTyped) {
+  PortInfo p;
+  p.state = 4;
+  EXPECT_TRUE(p.active());
+  p.state = 2;
+  EXPECT_EQ(p.port_state(), PortState::kInit);
+  EXPECT_FALSE(p.active());
+  p.state = 7;
+  EXPECT_EQ(p.port_state(), PortState::kUnknown);
+  EXPECT_EQ(parse_enum<PortState>("ACTIVE"), PortState::kActive);
+  EXPECT_EQ(name_of(PortState::kDown), "DOWN");
+}
+
 TEST(RdmaSysfs, ParsesRates) {
   EXPECT_DOUBLE_EQ(parse_rate_gbps("2.5 Gb/sec (1X SDR)"), 2.5);
   EXPECT_DOUBLE_EQ(parse_rate_gbps("100 Gb/sec (4X EDR)"), 100);
