@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <tuple>
 
 #include "conn/device_choice.h"
 #include "conn/diagnose_rules.h"
@@ -97,130 +98,162 @@ std::string sequence_gap_evidence(const ConnObservation& o) {
       o.seq_gap_counters, first_bad != nullptr ? fmt::format("{} B ", first_bad->size) : "");
 }
 
-}  // namespace
+// What the rules below share: the firewall rules that match RoCE, where the
+// size ladder broke, and whether the MTUs differ.
+struct Loss {
+  FirewallRules fw;
+  const LadderResult* last_ok = nullptr;
+  const LadderResult* first_bad = nullptr;
+  bool mtu_differs = false;
+  bool some_passed = false;     // a ping or a ladder step was answered
+  bool frames_arrived = false;  // the responder NAKed packets as out of sequence
+};
 
-// Causes of "RC QPs reached RTS, packets never acknowledged", ranked by evidence.
-void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
-  const FirewallRules fw = firewall_rules(o);
-  const auto [last_ok, first_bad] = ladder_break(o);
-  const bool mtu_differs = o.local && o.peer && o.local->netdev_mtu != 0 &&
-                           o.peer->netdev_mtu != 0 && o.local->netdev_mtu != o.peer->netdev_mtu;
-  const bool some_passed = o.pings_ok > 0 || last_ok != nullptr;
-  if (!fw.empty() && some_passed && first_bad != nullptr) {
-    // Small messages pass, large ones die, and a rule matches RoCE: the rule
-    // (by length, most often) is the cause and the black hole its consequence.
-    Finding f = make_finding(
-        FindingId::kFirewallBlocksSomeRoce, Severity::kFail, Layer::kConnection,
-        fmt::format("a firewall rule drops some RoCE v2 (UDP 4791) packets: messages up to {} "
-                    "bytes pass, {} bytes fail",
-                    last_ok != nullptr ? last_ok->size : 0, first_bad->size));
-    for (const auto* rules : {&fw.some, &fw.all}) {
-      f.evidence.insert(f.evidence.end(), rules->begin(), rules->end());
-    }
-    f.evidence.push_back(fmt::format("{} B: {}", first_bad->size, first_bad->error));
-    if (mtu_differs) {
-      f.evidence.push_back(fmt::format("netdev MTU {} here, {} on {}", o.local->netdev_mtu,
-                                       o.peer->netdev_mtu, o.host));
-    }
-    f.fix =
-        "delete the rule or exempt RoCE from it: nft insert rule inet filter input udp dport 4791 "
-        "accept (iptables -I INPUT -p udp --dport 4791 -j ACCEPT) on the host whose rule is shown";
+Loss loss_of(const ConnObservation& o) {
+  Loss l{firewall_rules(o)};
+  std::tie(l.last_ok, l.first_bad) = ladder_break(o);
+  l.mtu_differs = o.local && o.peer && o.local->netdev_mtu != 0 && o.peer->netdev_mtu != 0 &&
+                  o.local->netdev_mtu != o.peer->netdev_mtu;
+  l.some_passed = o.pings_ok > 0 || l.last_ok != nullptr;
+  l.frames_arrived = o.seq_gaps > 0;
+  return l;
+}
+
+std::string mtu_evidence(const ConnObservation& o) {
+  return fmt::format("netdev MTU {} here, {} on {}", o.local->netdev_mtu, o.peer->netdev_mtu,
+                     o.host);
+}
+
+// Small messages pass, large ones die, and a rule matches RoCE: the rule (by
+// length, most often) is the cause and the black hole its consequence.
+Finding firewall_cuts_large(const ConnObservation& o, const Loss& l) {
+  Finding f = make_finding(
+      FindingId::kFirewallBlocksSomeRoce, Severity::kFail, Layer::kConnection,
+      fmt::format("a firewall rule drops some RoCE v2 (UDP 4791) packets: messages up to {} "
+                  "bytes pass, {} bytes fail",
+                  l.last_ok != nullptr ? l.last_ok->size : 0, l.first_bad->size));
+  for (const auto* rules : {&l.fw.some, &l.fw.all}) {
+    f.evidence.insert(f.evidence.end(), rules->begin(), rules->end());
+  }
+  f.evidence.push_back(fmt::format("{} B: {}", l.first_bad->size, l.first_bad->error));
+  if (l.mtu_differs) f.evidence.push_back(mtu_evidence(o));
+  f.fix =
+      "delete the rule or exempt RoCE from it: nft insert rule inet filter input udp dport 4791 "
+      "accept (iptables -I INPUT -p udp --dport 4791 -j ACCEPT) on the host whose rule is shown";
+  return f;
+}
+
+// Nothing was answered and a rule matches RoCE.
+Finding firewall_blocks(const ConnObservation& o, const Loss& l) {
+  const bool all = !l.fw.all.empty();
+  Finding f = make_finding(
+      all ? FindingId::kFirewallBlocksRoce : FindingId::kFirewallBlocksSomeRoce, Severity::kFail,
+      Layer::kConnection,
+      all ? "a firewall drops RoCE v2 (UDP 4791): the TCP handshake passed but no RDMA packet "
+            "was acknowledged"
+          : "no RDMA packet was acknowledged, and a firewall rule matches some RoCE v2 (UDP "
+            "4791) packets (see what it matches)");
+  f.evidence = l.fw.all;
+  f.evidence.insert(f.evidence.end(), l.fw.some.begin(), l.fw.some.end());
+  f.evidence.push_back(loss_evidence(o));
+  f.fix = "iptables -I INPUT -p udp --dport 4791 -j ACCEPT (on the host whose rule is shown)";
+  return f;
+}
+
+// The two sides' GIDs: of different types, or (a warning) in different subnets.
+void gid_findings(const ConnObservation& o, std::vector<Finding>& out) {
+  if (!o.local || !o.peer) return;
+  if (o.local->gid_type != o.peer->gid_type) {
+    Finding f = make_finding(FindingId::kGidTypeMismatch, Severity::kFail, Layer::kConnection,
+                             "the two sides use different GID types");
+    f.evidence.push_back(fmt::format("this host: index {} {} {}", o.local->gid_index,
+                                     o.local->gid_type, o.local->gid));
+    f.evidence.push_back(fmt::format("{}: index {} {} {}", o.host, o.peer->gid_index,
+                                     o.peer->gid_type, o.peer->gid));
+    f.fix = "use the RoCE v2 GID of the right address on both sides (-x N; see rdmacheck devices)";
     out.push_back(std::move(f));
-    return;
-  }
-  if (!fw.empty() && !some_passed) {
-    const bool all = !fw.all.empty();
-    Finding f = make_finding(
-        all ? FindingId::kFirewallBlocksRoce : FindingId::kFirewallBlocksSomeRoce, Severity::kFail,
-        Layer::kConnection,
-        all ? "a firewall drops RoCE v2 (UDP 4791): the TCP handshake passed but no RDMA packet "
-              "was acknowledged"
-            : "no RDMA packet was acknowledged, and a firewall rule matches some RoCE v2 (UDP "
-              "4791) packets (see what it matches)");
-    f.evidence = fw.all;
-    f.evidence.insert(f.evidence.end(), fw.some.begin(), fw.some.end());
-    f.evidence.push_back(loss_evidence(o));
-    f.fix = "iptables -I INPUT -p udp --dport 4791 -j ACCEPT (on the host whose rule is shown)";
+  } else if (!subnet24(o.local->gid).empty() && !subnet24(o.peer->gid).empty() &&
+             subnet24(o.local->gid) != subnet24(o.peer->gid)) {
+    Finding f = make_finding(FindingId::kGidSubnetMismatch, Severity::kWarn, Layer::kConnection,
+                             "the GIDs in use carry addresses in different subnets");
+    f.evidence.push_back(fmt::format("this host: {}  {}: {}", o.local->gid, o.host, o.peer->gid));
+    f.fix = "check that the GID index matches the interface that routes to the peer (-x N)";
     out.push_back(std::move(f));
   }
-  if (o.local && o.peer) {
-    if (o.local->gid_type != o.peer->gid_type) {
-      Finding f = make_finding(FindingId::kGidTypeMismatch, Severity::kFail, Layer::kConnection,
-                               "the two sides use different GID types");
-      f.evidence.push_back(fmt::format("this host: index {} {} {}", o.local->gid_index,
-                                       o.local->gid_type, o.local->gid));
-      f.evidence.push_back(fmt::format("{}: index {} {} {}", o.host, o.peer->gid_index,
-                                       o.peer->gid_type, o.peer->gid));
-      f.fix =
-          "use the RoCE v2 GID of the right address on both sides (-x N; see rdmacheck devices)";
-      out.push_back(std::move(f));
-    } else if (!subnet24(o.local->gid).empty() && !subnet24(o.peer->gid).empty() &&
-               subnet24(o.local->gid) != subnet24(o.peer->gid)) {
-      Finding f = make_finding(FindingId::kGidSubnetMismatch, Severity::kWarn, Layer::kConnection,
-                               "the GIDs in use carry addresses in different subnets");
-      f.evidence.push_back(fmt::format("this host: {}  {}: {}", o.local->gid, o.host, o.peer->gid));
-      f.fix = "check that the GID index matches the interface that routes to the peer (-x N)";
-      out.push_back(std::move(f));
-    }
-  }
-  // Small sizes passing and larger ones failing is a path-MTU problem, unless
-  // the responder NAKed packets as out of sequence: then frames of the failed
-  // size arrived, and what broke the message was their order or a gap.
-  const bool frames_arrived = o.seq_gaps > 0;
-  if (last_ok != nullptr && first_bad != nullptr && !frames_arrived) {
+}
+
+// Small sizes passing and larger ones failing is a path-MTU problem, unless
+// the responder NAKed packets as out of sequence: then frames of the failed
+// size arrived, and what broke the message was their order or a gap.
+void mtu_findings(const ConnObservation& o, const Loss& l, std::vector<Finding>& out) {
+  if (l.last_ok != nullptr && l.first_bad != nullptr && !l.frames_arrived) {
     Finding f =
         make_finding(FindingId::kMtuBlackHole, Severity::kFail, Layer::kConnection,
                      fmt::format("messages up to {} bytes pass, {} bytes fail: something on "
                                  "the path drops large frames",
-                                 last_ok->size, first_bad->size));
-    if (mtu_differs) {
-      f.evidence.push_back(fmt::format("netdev MTU {} here, {} on {}", o.local->netdev_mtu,
-                                       o.peer->netdev_mtu, o.host));
-    }
-    f.evidence.push_back(fmt::format("{} B: {}", first_bad->size, first_bad->error));
+                                 l.last_ok->size, l.first_bad->size));
+    if (l.mtu_differs) f.evidence.push_back(mtu_evidence(o));
+    f.evidence.push_back(fmt::format("{} B: {}", l.first_bad->size, l.first_bad->error));
     f.fix =
         "set the same MTU on both hosts and every switch port (ip link set DEV mtu 9000); check "
         "with ping -M do -s 8972 PEER";
     out.push_back(std::move(f));
-  } else if (mtu_differs) {
+  } else if (l.mtu_differs) {
     Finding f = make_finding(FindingId::kMtuMismatch, Severity::kWarn, Layer::kConnection,
                              "the two hosts' netdev MTUs differ");
-    f.evidence.push_back(fmt::format("netdev MTU {} here, {} on {}", o.local->netdev_mtu,
-                                     o.peer->netdev_mtu, o.host));
+    f.evidence.push_back(mtu_evidence(o));
     f.fix = "set the same MTU on both hosts and the switch ports between them";
     out.push_back(std::move(f));
   }
+}
+
+// No rule above explained the loss with a FAIL: the loss itself, worded by
+// how much got through.
+Finding loss_unexplained(const ConnObservation& o, const Loss& l) {
+  // The summary may not claim "nothing got through" when some round trips did.
+  const int answered = answered_round_trips(o);
+  Finding f = make_finding(
+      FindingId::kRocePacketsLost, Severity::kFail, Layer::kConnection,
+      answered == 0 ? std::string("the queue pairs reached RTS but no RDMA packet was "
+                                  "acknowledged")
+                    : fmt::format("{} RDMA round trips were answered, then one was never "
+                                  "acknowledged (retries exhausted): RoCE packets were lost{}",
+                                  answered, l.frames_arrived ? " or reordered" : ""));
+  f.evidence.push_back(loss_evidence(o));
+  if (l.frames_arrived) f.evidence.push_back(sequence_gap_evidence(o));
+  if (l.fw.empty()) {
+    f.evidence.push_back(o.peer_reported
+                             ? "no rule dropping UDP 4791 found on this host or the peer"
+                             : "no rule dropping UDP 4791 found on this host; the peer's "
+                               "firewall is unknown (its report did not come back)");
+  }
+  // Round trips that passed rule out a blocked port or a wrong GID: what
+  // is left is loss, until one message ran out of its retries.
+  f.fix = answered == 0
+              ? "check for firewalls or ACLs on UDP 4791 along the path, the GID index on both "
+                "sides (rdmacheck devices), and the MTU of every hop"
+              : "find where packets are dropped (switch port counters, ethtool -S, tc qdisc on "
+                "both hosts) and make the path lossless for RoCE (PFC + ECN); a firewall rule "
+                "that matches only some packets drops them too (iptables-save, nft list "
+                "ruleset)";
+  return f;
+}
+
+}  // namespace
+
+// Causes of "RC QPs reached RTS, packets never acknowledged", ranked by evidence.
+void packets_lost(const ConnObservation& o, std::vector<Finding>& out) {
+  const Loss l = loss_of(o);
+  if (!l.fw.empty() && l.some_passed && l.first_bad != nullptr) {
+    out.push_back(firewall_cuts_large(o, l));
+    return;
+  }
+  if (!l.fw.empty() && !l.some_passed) out.push_back(firewall_blocks(o, l));
+  gid_findings(o, out);
+  mtu_findings(o, l, out);
   const bool explained = std::any_of(
       out.begin(), out.end(), [](const Finding& f) { return f.severity == Severity::kFail; });
-  if (!explained) {
-    // The summary may not claim "nothing got through" when some round trips did.
-    const int answered = answered_round_trips(o);
-    Finding f = make_finding(
-        FindingId::kRocePacketsLost, Severity::kFail, Layer::kConnection,
-        answered == 0 ? std::string("the queue pairs reached RTS but no RDMA packet was "
-                                    "acknowledged")
-                      : fmt::format("{} RDMA round trips were answered, then one was never "
-                                    "acknowledged (retries exhausted): RoCE packets were lost{}",
-                                    answered, frames_arrived ? " or reordered" : ""));
-    f.evidence.push_back(loss_evidence(o));
-    if (frames_arrived) f.evidence.push_back(sequence_gap_evidence(o));
-    if (fw.empty()) {
-      f.evidence.push_back(o.peer_reported
-                               ? "no rule dropping UDP 4791 found on this host or the peer"
-                               : "no rule dropping UDP 4791 found on this host; the peer's "
-                                 "firewall is unknown (its report did not come back)");
-    }
-    // Round trips that passed rule out a blocked port or a wrong GID: what
-    // is left is loss, until one message ran out of its retries.
-    f.fix = answered == 0
-                ? "check for firewalls or ACLs on UDP 4791 along the path, the GID index on both "
-                  "sides (rdmacheck devices), and the MTU of every hop"
-                : "find where packets are dropped (switch port counters, ethtool -S, tc qdisc on "
-                  "both hosts) and make the path lossless for RoCE (PFC + ECN); a firewall rule "
-                  "that matches only some packets drops them too (iptables-save, nft list "
-                  "ruleset)";
-    out.insert(out.begin(), std::move(f));
-  }
+  if (!explained) out.insert(out.begin(), loss_unexplained(o, l));
 }
 
 }  // namespace rdmacheck::conn

@@ -289,10 +289,10 @@ TEST(Diagnose, AServerThatRefusesSaysWhy) {
 Selection rxe_gid(int index, const std::string& gid) {
   return Selection{.device = "rxe0",
                    .port = 1,
-                   .port_state = "ACTIVE",
+                   .port_state = PortState::kActive,
                    .gid_index = index,
                    .gid = gid,
-                   .gid_type = "RoCE v2",
+                   .gid_type = GidType::kRoceV2,
                    .netdev = "eth0"};
 }
 
@@ -340,7 +340,7 @@ TEST(Diagnose, WhySelectionFailsNamesFamilyTypeNetdevAndPortState) {
   u.automatic = rxe_gid(1, "0000:0000:0000:0000:0000:ffff:c612:0002");
   u.forced = rxe_gid(2, "2001:0db8:0000:0000:0000:0000:0000:0002");
   EXPECT_NE(why_selection_fails(u, std::nullopt, "").find("it is an IPv6 GID"), std::string::npos);
-  u.forced->gid_type = "RoCE v1";
+  u.forced->gid_type = GidType::kRoceV1;
   EXPECT_NE(why_selection_fails(u, std::nullopt, "").find("not routable"), std::string::npos);
   u.forced = rxe_gid(3, "0000:0000:0000:0000:0000:ffff:0a00:0002");
   u.forced->netdev = "eth1";
@@ -351,7 +351,7 @@ TEST(Diagnose, WhySelectionFailsNamesFamilyTypeNetdevAndPortState) {
   u.automatic = rxe_gid(1, "x");
   u.forced = rxe_gid(1, "x");
   u.forced->port = 2;
-  u.forced->port_state = "DOWN";
+  u.forced->port_state = PortState::kDown;
   EXPECT_EQ(why_selection_fails(u, std::nullopt, ""),
             "port 2 is DOWN: nothing is sent or received on it");
   u.forced.reset();
@@ -384,7 +384,7 @@ TEST(Diagnose, AForcedDownPortNamesTheFlagAndThePortThatWorks) {
   o.user.automatic->device = "mlx4_0";
   o.user.forced = o.user.automatic;
   o.user.forced->port = 2;
-  o.user.forced->port_state = "DOWN";
+  o.user.forced->port_state = PortState::kDown;
   const auto f = diagnose(o);
   ASSERT_EQ(ids(f), std::vector<std::string>{"forced-port-unusable"});
   EXPECT_NE(f[0].summary.find("--ib-port 2 selected mlx4_0 port 2"), std::string::npos)
@@ -413,6 +413,9 @@ TEST(Diagnose, EveryAuthFailureIsOneAuthFindingWithEvidenceAndFix) {
     EXPECT_EQ(fs[0].severity, Severity::kFail);
     EXPECT_EQ(fs[0].evidence, std::vector<std::string>{"auth: what the server said"});
     EXPECT_FALSE(fs[0].fix.empty()) << name;
+    // The table's texts name {host} and {port}: every one filled in.
+    EXPECT_EQ(fs[0].summary.find_first_of("{}"), std::string::npos) << fs[0].summary;
+    EXPECT_EQ(fs[0].fix.find_first_of("{}"), std::string::npos) << fs[0].fix;
   }
 }
 
