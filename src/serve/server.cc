@@ -137,6 +137,164 @@ std::string listening_line(const ServerOptions& o, const Limits& lim, int port, 
 
 }  // namespace
 
+namespace {
+
+// Options that leave the server open to anyone, or mix what cannot be mixed.
+std::optional<Error> options_error(const ServerOptions& o, bool admits) {
+  if (!admits) {
+    return plain_error("refusing to serve anyone without a key",
+                       "give --psk-file FILE, --allow CIDR, or --insecure");
+  }
+  if (o.rings && !o.keys.empty()) {
+    return plain_error("key files", "key rings and raw keys cannot be mixed");
+  }
+  if (o.keys.size() > proto::kMaxServerKeys) {
+    return plain_error(fmt::format("at most {} --psk-file", proto::kMaxServerKeys),
+                       "the current and the next key");
+  }
+  return std::nullopt;
+}
+
+// SIGHUP: the certificates or the key ring read again; a read that fails
+// keeps the old ones and says so.
+void reload_keys(const ServerOptions& o, Log& log) {
+  if (o.certs) {
+    if (auto c = o.certs->reload(); !c) {
+      log.security("rdmacheck serve: SIGHUP: " + c.error().message() +
+                   "; the old certificates stay");
+      return;
+    }
+    log.security("rdmacheck serve: SIGHUP: certificate, key, CA and CRL re-read");
+    if (auto n = expiry_note(*o.certs->current(), std::chrono::system_clock::now())) {
+      log.security(*n);
+    }
+  } else if (!o.rings) {
+    log.security("rdmacheck serve: SIGHUP: no key ring to re-read");
+  } else if (auto n = o.rings->reload(); n) {
+    log.security(fmt::format("rdmacheck serve: SIGHUP: key ring re-read, {} identities", *n));
+  } else {
+    log.security("rdmacheck serve: SIGHUP: " + n.error().message() + "; the old key ring stays");
+  }
+}
+
+// The allow-list, then a handshake slot: a refused peer gets one line and the
+// reason, which its client names (auth-not-allowed, or the slot's reason).
+// Handshake slots are counted apart from the sessions: connections that never
+// finish their handshake cannot keep clients that do out.
+std::optional<Admission::Ticket> admit(const Fd& conn, const std::string& peer,
+                                       const ServerOptions& o, Admission& slots, Log& log) {
+  const auto ip = parse_ip(peer_address(conn));
+  if (!o.allow.empty() && (!ip || !allowed(o.allow, *ip))) {
+    log.line(fmt::format("refused {}: not in --allow", peer));
+    (void)send_frame(
+        conn,
+        proto::refusal_message(proto::AuthFailure::kNotAllowed,
+                               fmt::format("this server's --allow list does not include {}",
+                                           ip ? ip_text(*ip) : peer)),
+        deadline_in(std::chrono::seconds(1)));
+    return std::nullopt;
+  }
+  auto entry = slots.enter(ip ? ip_text(*ip) : peer);
+  if (auto* why = std::get_if<std::string>(&entry)) {
+    log.line(fmt::format("refused {}: {}", peer, *why));
+    (void)send_frame(conn, proto::error_message(*why), deadline_in(std::chrono::seconds(1)));
+    return std::nullopt;
+  }
+  return std::move(std::get<Admission::Ticket>(entry));
+}
+
+// What every session shares with the accept loop.
+struct Context {
+  const ServerOptions& o;
+  Log& log;
+  Sockets& sockets;
+  Shared& shared;
+  CmAcceptor* cm;
+};
+
+// The sessions on their threads. --one-off and --exit-after count sessions
+// past the handshake only: a port scan, a bare connect or a client without
+// the key never ends a server.
+class Sessions {
+ public:
+  void start(int id, const std::string& peer, Fd conn, Admission::Ticket ticket, const Context& c) {
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    auto ok = std::make_shared<std::atomic<bool>>(false);
+    auto counted = std::make_shared<std::atomic<bool>>(false);
+    running_.push_back(Running{
+        std::thread([id, done, ok, counted, peer, c, channel = Channel(std::move(conn)),
+                     ticket = std::move(ticket)]() mutable {
+          SessionEnd end;
+          const int fd = channel.fd().get();
+          c.sockets.add(fd);
+          try {
+            end = session(id, channel, peer, c.o, c.cm, ticket, c.shared, c.log);
+          } catch (const std::exception& e) {
+            end.line = fmt::format("session {} {} end: internal error: {}", id, peer, e.what());
+          }
+          c.sockets.remove(fd);
+          channel = Channel();
+          {
+            // The slot and the budget are free before the line says the session ended.
+            Admission::Ticket gone(std::move(ticket));
+          }
+          ok->store(end.ok);
+          counted->store(end.counted);
+          done->store(true);
+          if (end.security) {
+            c.log.security(end.line);
+          } else {
+            c.log.line(end.line);
+          }
+        }),
+        done, ok, counted});
+  }
+  // Joins the sessions that ended.
+  void reap() {
+    for (auto it = running_.begin(); it != running_.end();) {
+      if (it->done->load()) {
+        it->thread.join();
+        count_end(*it);
+        it = running_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  void join_all() {
+    for (auto& r : running_) {
+      r.thread.join();
+      count_end(r);
+    }
+    running_.clear();
+  }
+  [[nodiscard]] size_t running() const { return running_.size(); }
+  [[nodiscard]] int ended() const { return ended_; }
+  [[nodiscard]] bool first_ok() const { return first_ok_; }
+
+ private:
+  // Counted when past its handshake; the first one's status is kept.
+  void count_end(const Running& r) {
+    if (r.counted->load() && ended_++ == 0) first_ok_ = r.ok->load();
+  }
+  std::list<Running> running_;
+  int ended_ = 0;
+  bool first_ok_ = false;
+};
+
+// Out of descriptors (EMFILE/ENFILE) or another accept failure: the
+// connection stays queued, so back off instead of spinning, and say so (at
+// most once a minute).
+void back_off(const Error& e, Clock::time_point& last_said, Log& log) {
+  if (Clock::now() - last_said > std::chrono::minutes(1)) {
+    log.line("rdmacheck serve: accepting failed, backing off: " + e.message());
+    last_said = Clock::now();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
+}  // namespace
+
 int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE* logf) {
   Log log(logf);
   // A start that fails is said on stderr and to on_listening, once.
@@ -146,17 +304,7 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
     return 2;
   };
   const auto admission = admission_line(o);
-  if (!admission) {
-    return cannot_start(plain_error("refusing to serve anyone without a key",
-                                    "give --psk-file FILE, --allow CIDR, or --insecure"));
-  }
-  if (o.rings && !o.keys.empty()) {
-    return cannot_start(plain_error("key files", "key rings and raw keys cannot be mixed"));
-  }
-  if (o.keys.size() > proto::kMaxServerKeys) {
-    return cannot_start(plain_error(fmt::format("at most {} --psk-file", proto::kMaxServerKeys),
-                                    "the current and the next key"));
-  }
+  if (auto e = options_error(o, admission.has_value())) return cannot_start(*e);
   auto listener = tcp_listen(o.bind, o.tcp_port);
   if (!listener) return cannot_start(listener.error());
   // No RDMA device: say doctor's finding once, and keep answering what needs none.
@@ -175,142 +323,44 @@ int run_server(const ServerOptions& o, const std::atomic<bool>& stop, std::FILE*
     log.line("rdmacheck serve: no rdma_cm listener (--cm clients will be refused): " +
              acceptor.error().message());
   }
-  CmAcceptor* cm = acceptor ? acceptor->get() : nullptr;
   Admission slots(effective_limits(o));
   Shared shared{DoctorCache(o.fs), conn::TrafficPool(o.max_rate), std::move(no_rdma)};
-  log.line(listening_line(o, slots.limits(), local_port(*listener), cm != nullptr));
+  Sockets sockets;
+  const Context ctx{o, log, sockets, shared, acceptor ? acceptor->get() : nullptr};
+  log.line(listening_line(o, slots.limits(), local_port(*listener), ctx.cm != nullptr));
   log.line(*admission);
   if (o.certs) {
     if (auto n = expiry_note(*o.certs->current(), std::chrono::system_clock::now())) log.line(*n);
   }
   if (o.on_listening) o.on_listening(local_port(*listener));
-  // --one-off and --exit-after count sessions past the handshake only: a
-  // port scan, a bare connect or a client without the key never ends a server.
   const int exit_after = o.one_off ? 1 : o.exit_after;
-  bool first_ok = false;
-  std::list<Running> running;
-  Sockets sockets;
+  Sessions sessions;
   Clock::time_point last_accept_error{};
   int next_id = 1;
-  int ended = 0;
-  // A session that ended: counted when past its handshake; the first one's status is kept.
-  auto count_end = [&](const Running& r) {
-    if (r.counted->load() && ended++ == 0) first_ok = r.ok->load();
-  };
-  auto reap = [&]() {
-    for (auto it = running.begin(); it != running.end();) {
-      if (it->done->load()) {
-        it->thread.join();
-        count_end(*it);
-        it = running.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  };
-  while (!stop.load() && (exit_after == 0 || ended < exit_after)) {
-    reap();
-    if (o.reload != nullptr && o.reload->exchange(false)) {
-      if (o.certs) {
-        if (auto c = o.certs->reload(); c) {
-          log.security("rdmacheck serve: SIGHUP: certificate, key, CA and CRL re-read");
-          if (auto n = expiry_note(*o.certs->current(), std::chrono::system_clock::now())) {
-            log.security(*n);
-          }
-        } else {
-          log.security("rdmacheck serve: SIGHUP: " + c.error().message() +
-                       "; the old certificates stay");
-        }
-      } else if (!o.rings) {
-        log.security("rdmacheck serve: SIGHUP: no key ring to re-read");
-      } else if (auto n = o.rings->reload(); n) {
-        log.security(fmt::format("rdmacheck serve: SIGHUP: key ring re-read, {} identities", *n));
-      } else {
-        log.security("rdmacheck serve: SIGHUP: " + n.error().message() +
-                     "; the old key ring stays");
-      }
-    }
+  while (!stop.load() && (exit_after == 0 || sessions.ended() < exit_after)) {
+    sessions.reap();
+    if (o.reload != nullptr && o.reload->exchange(false)) reload_keys(o, log);
     std::string peer;
     auto conn = tcp_accept(*listener, deadline_in(std::chrono::milliseconds(200)), &peer);
     if (!conn) {
-      if (conn.error().errnum == ETIMEDOUT) continue;  // look at the stop flag again
-      // Out of descriptors (EMFILE/ENFILE) or another accept failure: the
-      // connection stays queued, so back off instead of spinning, and say so
-      // (at most once a minute).
-      if (Clock::now() - last_accept_error > std::chrono::minutes(1)) {
-        log.line("rdmacheck serve: accepting failed, backing off: " + conn.error().message());
-        last_accept_error = Clock::now();
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      // A timeout: look at the stop flag again.
+      if (conn.error().errnum != ETIMEDOUT) back_off(conn.error(), last_accept_error, log);
       continue;
     }
-    // The allow-list, before anything else: a refused peer gets one line and
-    // the reason, which its client names (auth-not-allowed).
-    const auto ip = parse_ip(peer_address(*conn));
-    if (!o.allow.empty() && (!ip || !allowed(o.allow, *ip))) {
-      log.line(fmt::format("refused {}: not in --allow", peer));
-      (void)send_frame(
-          *conn,
-          proto::refusal_message(proto::AuthFailure::kNotAllowed,
-                                 fmt::format("this server's --allow list does not include {}",
-                                             ip ? ip_text(*ip) : peer)),
-          deadline_in(std::chrono::seconds(1)));
-      continue;
+    if (auto ticket = admit(*conn, peer, o, slots, log)) {
+      sessions.start(next_id++, peer, std::move(*conn), std::move(*ticket), ctx);
     }
-    // A handshake slot, counted apart from the sessions: connections that
-    // never finish their handshake cannot keep clients that do out.
-    auto entry = slots.enter(ip ? ip_text(*ip) : peer);
-    if (auto* why = std::get_if<std::string>(&entry)) {
-      log.line(fmt::format("refused {}: {}", peer, *why));
-      (void)send_frame(*conn, proto::error_message(*why), deadline_in(std::chrono::seconds(1)));
-      continue;
-    }
-    auto done = std::make_shared<std::atomic<bool>>(false);
-    auto ok = std::make_shared<std::atomic<bool>>(false);
-    auto counted = std::make_shared<std::atomic<bool>>(false);
-    const int id = next_id++;
-    running.push_back(Running{
-        std::thread([id, done, ok, counted, peer, &o, &log, &sockets, &shared, cm,
-                     channel = Channel(std::move(*conn)),
-                     ticket = std::move(std::get<Admission::Ticket>(entry))]() mutable {
-          SessionEnd end;
-          const int fd = channel.fd().get();
-          sockets.add(fd);
-          try {
-            end = session(id, channel, peer, o, cm, ticket, shared, log);
-          } catch (const std::exception& e) {
-            end.line = fmt::format("session {} {} end: internal error: {}", id, peer, e.what());
-          }
-          sockets.remove(fd);
-          channel = Channel();
-          {
-            // The slot and the budget are free before the line says the session ended.
-            Admission::Ticket gone(std::move(ticket));
-          }
-          ok->store(end.ok);
-          counted->store(end.counted);
-          done->store(true);
-          if (end.security) {
-            log.security(end.line);
-          } else {
-            log.line(end.line);
-          }
-        }),
-        done, ok, counted});
   }
   // A stop (SIGTERM, SIGINT) ends the running sessions now: their sockets
   // close under them, and each says goodbye through its own error path.
   if (stop.load()) {
-    if (!running.empty()) {
-      log.line(fmt::format("rdmacheck serve: stopping, ending {} session(s)", running.size()));
+    if (sessions.running() > 0) {
+      log.line(fmt::format("rdmacheck serve: stopping, ending {} session(s)", sessions.running()));
     }
     sockets.shutdown_all();
   }
-  for (auto& r : running) {
-    r.thread.join();
-    count_end(r);
-  }
-  if (o.one_off) return ended > 0 && first_ok ? 0 : 1;
+  sessions.join_all();
+  if (o.one_off) return sessions.ended() > 0 && sessions.first_ok() ? 0 : 1;
   return 0;
 }
 
