@@ -1,5 +1,6 @@
-// libFuzzer target for the greeting and key proof (proto/auth.cc): what an
-// unauthenticated peer can send before it has proven anything. The input is
+// libFuzzer target for the greeting and key proof (proto/auth.cc, the
+// client's half in proto/auth_client.cc): what an unauthenticated peer can
+// send before it has proven anything. The input is
 // what the peer sends, already on a socketpair when this side starts, and then
 // the peer's end closes. The first byte picks the side under test: the server
 // with a raw key, the server with none (it still greets), the server with a

@@ -51,6 +51,9 @@ constexpr size_t kMinKeyBytes = 32;
 constexpr size_t kMaxKeyBytes = 4096;
 constexpr size_t kMaxServerKeys = 2;  // the current key and the next one, while rolling
 
+// The greeting's "auth": how the session proves who is at each end (above).
+enum class AuthMode { kNone, kPsk, kTlsPsk, kTlsCert };
+
 // Why a session did not get past authentication. The names are the client's
 // finding ids and the "code" of the server's refusals.
 enum class AuthFailure {
@@ -149,6 +152,15 @@ nlohmann::json refusal_message(AuthFailure code, const std::string& text);
 }  // namespace rdmacheck::proto
 
 namespace rdmacheck {
+template <>
+struct EnumNames<proto::AuthMode> {
+  static constexpr std::array<std::pair<proto::AuthMode, std::string_view>, 4> table = {{
+      {proto::AuthMode::kNone, "none"},
+      {proto::AuthMode::kPsk, "psk"},
+      {proto::AuthMode::kTlsPsk, "tls-psk"},
+      {proto::AuthMode::kTlsCert, "tls-cert"},
+  }};
+};
 template <>
 struct EnumNames<proto::AuthFailure> {
   static constexpr std::array<std::pair<proto::AuthFailure, std::string_view>, 11> table = {{
