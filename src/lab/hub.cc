@@ -136,82 +136,54 @@ constexpr size_t kPortBuffer = 4096;
 // Each hub socket is connected to its guest once that guest's QEMU has bound
 // its end, so poll() tells when the guest's queue has room (a unix datagram
 // socket queues only a handful of frames: unqueued, a burst is lost).
-void Hub::loop() {
-  const size_t n = socks_.size();
-  std::vector<bool> connected(n, false);
-  std::vector<std::deque<std::string>> queued(n);
-  // Per guest: since when frames have waited for it without a break, when
-  // its QEMU last took one, and when it last sent one: together a stall.
-  std::vector<std::optional<double>> waiting_since(n);
-  std::vector<double> last_from(n, 0);
-  std::vector<double> last_taken(n, 0);
-  // Per guest: frames it took since it last sent one, and when the first of them went.
-  std::vector<uint64_t> taken_since_sent(n, 0);
-  std::vector<double> first_taken_since_sent(n, 0);
-  auto note_stalls = [&](double now) {
-    const std::lock_guard lock(mu_);
-    for (size_t j = 0; j < n; ++j) {
-      if (taken_since_sent[j] >= kMuteFrames) {
-        const double from = first_taken_since_sent[j];
-        if (now - from > mutes_[j].seconds) mutes_[j] = Mute{from, now - from, taken_since_sent[j]};
-      }
-      if (queued[j].empty()) {
-        waiting_since[j].reset();
-        continue;
-      }
-      if (!waiting_since[j]) waiting_since[j] = now;
-      const double from = std::max({*waiting_since[j], last_from[j], last_taken[j]});
-      if (now - from > stalls_[j].seconds) stalls_[j] = Stall{from, now - from};
+// The switch's forwarding thread: per port, what waits for its guest and
+// the figures of a stall; the frames the faults hold until their time.
+class Hub::Loop {
+ public:
+  explicit Loop(Hub& h)
+      : h_(h),
+        n_(h.socks_.size()),
+        connected_(n_, false),
+        queued_(n_),
+        waiting_since_(n_),
+        last_from_(n_, 0),
+        last_taken_(n_, 0),
+        taken_since_sent_(n_, 0),
+        first_taken_since_sent_(n_, 0) {
+    for (const auto& g : h_.guests_) {
+      sockaddr_un a{};
+      a.sun_family = AF_UNIX;
+      std::memcpy(a.sun_path, g.c_str(), g.size());
+      dest_.push_back(a);
     }
-  };
-  std::vector<sockaddr_un> dest;
-  for (const auto& g : guests_) {
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    std::memcpy(a.sun_path, g.c_str(), g.size());
-    dest.push_back(a);
   }
-  // Sends what waits for guest j; false when its queue is (still) full.
-  auto flush = [&](size_t j) {
-    bool took = false;
-    bool room = true;
-    while (!queued[j].empty()) {
-      const std::string& f = queued[j].front();
-      if (::send(socks_[j].get(), f.data(), f.size(), MSG_DONTWAIT) < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK) {
-          room = false;
-          break;
-        }
-        connected[j] = false;  // the guest went away: forget what waited for it
-        queued[j].clear();
-        break;
+
+  void run() {
+    std::vector<pollfd> fds(n_);
+    while (!h_.stop_.load()) {
+      for (size_t i = 0; i < n_; ++i) {
+        fds[i] = pollfd{h_.socks_[i].get(),
+                        static_cast<short>(POLLIN | (queued_[i].empty() ? 0 : POLLOUT)), 0};
       }
-      if (taken_since_sent[j]++ == 0) first_taken_since_sent[j] = now_s();
-      took = true;
-      queued[j].pop_front();
-    }
-    if (took) last_taken[j] = now_s();
-    return room;
-  };
-  auto deliver = [&](size_t j, const char* data, size_t len) {
-    if (!connected[j]) {
-      connected[j] =
-          ::connect(socks_[j].get(), reinterpret_cast<sockaddr*>(&dest[j]), sizeof dest[j]) == 0;
-      if (!connected[j]) {  // not started yet: the frame is lost, as on a dead port
-        if (j < kPorts) unheard_[j].fetch_add(1);
-        return;
+      int wait_ms = 100;
+      if (!held_.empty()) {
+        const double until = held_.top().release - h_.now_s();
+        wait_ms = until <= 0 ? 0 : std::min(100, static_cast<int>(until * 1000) + 1);
+      }
+      const int ready = ::poll(fds.data(), fds.size(), wait_ms);
+      release_held();
+      note_stalls(h_.now_s());
+      if (ready <= 0) continue;
+      for (size_t j = 0; j < n_; ++j) {
+        if ((fds[j].revents & POLLOUT) != 0) flush(j);
+      }
+      for (size_t i = 0; i < n_; ++i) {
+        if ((fds[i].revents & POLLIN) != 0) receive(i);
       }
     }
-    if (queued[j].size() >= kPortBuffer) {
-      dropped_.fetch_add(1);
-      if (j < kPorts) to_dropped_[j].fetch_add(1);
-      return;
-    }
-    queued[j].emplace_back(data, len);
-    if (j < kPorts && queued[j].size() > max_queue_[j].load())
-      max_queue_[j].store(queued[j].size());
-    flush(j);
-  };
+  }
+
+ private:
   // Frames the switch holds (delay, rate, reordering) until their time.
   struct Held {
     double release;
@@ -222,79 +194,147 @@ void Hub::loop() {
       return release != o.release ? release > o.release : seq > o.seq;
     }
   };
-  std::priority_queue<Held, std::vector<Held>, std::greater<>> held;
-  uint64_t seq = 0;
-  // Port J's ingress faults (towards its host), then the frame goes on.
-  auto towards = [&](size_t j, std::string data, double delay) {
-    const double now = now_s();
-    FrameFate fate;
-    {
-      const std::lock_guard lock(mu_);
-      auto& in = shapers_[j].in;
-      if (!in.empty()) fate = in.decide(data.size(), now, run_s());
+
+  // Per guest: since when frames have waited for it without a break, when
+  // its QEMU last took one, and when it last sent one: together a stall.
+  // And frames it took since it last sent one: a mute guest.
+  void note_stalls(double now) {
+    const std::lock_guard lock(h_.mu_);
+    for (size_t j = 0; j < n_; ++j) {
+      if (taken_since_sent_[j] >= kMuteFrames) {
+        const double from = first_taken_since_sent_[j];
+        if (now - from > h_.mutes_[j].seconds) {
+          h_.mutes_[j] = Mute{from, now - from, taken_since_sent_[j]};
+        }
+      }
+      if (queued_[j].empty()) {
+        waiting_since_[j].reset();
+        continue;
+      }
+      if (!waiting_since_[j]) waiting_since_[j] = now;
+      const double from = std::max({*waiting_since_[j], last_from_[j], last_taken_[j]});
+      if (now - from > h_.stalls_[j].seconds) h_.stalls_[j] = Stall{from, now - from};
     }
-    if (fate.drop) return;
+  }
+
+  // Sends what waits for guest j; false when its queue is (still) full.
+  bool flush(size_t j) {
+    bool took = false;
+    bool room = true;
+    while (!queued_[j].empty()) {
+      const std::string& f = queued_[j].front();
+      if (::send(h_.socks_[j].get(), f.data(), f.size(), MSG_DONTWAIT) < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+          room = false;
+          break;
+        }
+        connected_[j] = false;  // the guest went away: forget what waited for it
+        queued_[j].clear();
+        break;
+      }
+      if (taken_since_sent_[j]++ == 0) first_taken_since_sent_[j] = h_.now_s();
+      took = true;
+      queued_[j].pop_front();
+    }
+    if (took) last_taken_[j] = h_.now_s();
+    return room;
+  }
+
+  void deliver(size_t j, const char* data, size_t len) {
+    if (!connected_[j]) {
+      connected_[j] = ::connect(h_.socks_[j].get(), reinterpret_cast<sockaddr*>(&dest_[j]),
+                                sizeof dest_[j]) == 0;
+      if (!connected_[j]) {  // not started yet: the frame is lost, as on a dead port
+        if (j < kPorts) h_.unheard_[j].fetch_add(1);
+        return;
+      }
+    }
+    if (queued_[j].size() >= kPortBuffer) {
+      h_.dropped_.fetch_add(1);
+      if (j < kPorts) h_.to_dropped_[j].fetch_add(1);
+      return;
+    }
+    queued_[j].emplace_back(data, len);
+    if (j < kPorts && queued_[j].size() > h_.max_queue_[j].load()) {
+      h_.max_queue_[j].store(queued_[j].size());
+    }
+    flush(j);
+  }
+
+  void release_held() {
+    for (const double now = h_.now_s(); !held_.empty() && held_.top().release <= now;) {
+      const Held& held = held_.top();
+      deliver(held.to, held.data.data(), held.data.size());
+      held_.pop();
+    }
+  }
+
+  // A frame through one of port I's shapers (its OUT side for frames from
+  // its host, IN for frames towards it).
+  FrameFate shape(size_t i, bool towards_host, size_t len) {
+    const std::lock_guard lock(h_.mu_);
+    auto& s = towards_host ? h_.shapers_[i].in : h_.shapers_[i].out;
+    return s.empty() ? FrameFate{} : s.decide(len, h_.now_s(), h_.run_s());
+  }
+
+  static void flip(std::string& data, const FrameFate& fate) {
     if (fate.flip_bit) data[*fate.flip_bit / 8] ^= static_cast<char>(1U << (*fate.flip_bit % 8));
+  }
+
+  // Port J's ingress faults (towards its host), then the frame goes on.
+  void towards(size_t j, std::string data, double delay) {
+    const double now = h_.now_s();
+    const FrameFate fate = shape(j, true, data.size());
+    if (fate.drop) return;
+    flip(data, fate);
     for (int c = 0; c < fate.copies; ++c) {
       const double d = delay + fate.delay_s;
       if (d <= 0) {
         deliver(j, data.data(), data.size());
       } else {
-        held.push(Held{now + d, seq++, j, data});
+        held_.push(Held{now + d, seq_++, j, data});
       }
     }
-  };
-  std::vector<char> frame(65536 + 64);
-  std::vector<pollfd> fds(n);
-  while (!stop_.load()) {
-    for (size_t i = 0; i < n; ++i) {
-      fds[i] = pollfd{socks_[i].get(),
-                      static_cast<short>(POLLIN | (queued[i].empty() ? 0 : POLLOUT)), 0};
-    }
-    int wait_ms = 100;
-    if (!held.empty()) {
-      const double until = held.top().release - now_s();
-      wait_ms = until <= 0 ? 0 : std::min(100, static_cast<int>(until * 1000) + 1);
-    }
-    const int ready = ::poll(fds.data(), fds.size(), wait_ms);
-    for (const double now = now_s(); !held.empty() && held.top().release <= now;) {
-      const Held& h = held.top();
-      deliver(h.to, h.data.data(), h.data.size());
-      held.pop();
-    }
-    note_stalls(now_s());
-    if (ready <= 0) continue;
-    for (size_t j = 0; j < n; ++j) {
-      if ((fds[j].revents & POLLOUT) != 0) flush(j);
-    }
-    for (size_t i = 0; i < n; ++i) {
-      if ((fds[i].revents & POLLIN) == 0) continue;
-      for (int burst = 0; burst < 64; ++burst) {
-        const ssize_t got = ::recv(socks_[i].get(), frame.data(), frame.size(), MSG_DONTWAIT);
-        if (got <= 0) break;
-        frames_.fetch_add(1);
-        if (i < kPorts) from_[i].fetch_add(1);
-        last_from[i] = now_s();
-        taken_since_sent[i] = 0;
-        const auto len = static_cast<size_t>(got);
-        FrameFate fate;
-        {
-          const std::lock_guard lock(mu_);
-          auto& out = shapers_[i].out;
-          if (!out.empty()) fate = out.decide(len, now_s(), run_s());
-        }
-        if (fate.drop) continue;
-        std::string data(frame.data(), len);
-        if (fate.flip_bit)
-          data[*fate.flip_bit / 8] ^= static_cast<char>(1U << (*fate.flip_bit % 8));
-        for (int c = 0; c < fate.copies; ++c) {
-          for (size_t j = 0; j < n; ++j) {
-            if (j != i && wires_[j] == wires_[i]) towards(j, data, fate.delay_s);
-          }
+  }
+
+  // Up to 64 frames from guest I, each through its port's egress faults to
+  // every other port of its wire.
+  void receive(size_t i) {
+    for (int burst = 0; burst < 64; ++burst) {
+      const ssize_t got = ::recv(h_.socks_[i].get(), frame_.data(), frame_.size(), MSG_DONTWAIT);
+      if (got <= 0) break;
+      h_.frames_.fetch_add(1);
+      if (i < kPorts) h_.from_[i].fetch_add(1);
+      last_from_[i] = h_.now_s();
+      taken_since_sent_[i] = 0;
+      const auto len = static_cast<size_t>(got);
+      const FrameFate fate = shape(i, false, len);
+      if (fate.drop) continue;
+      std::string data(frame_.data(), len);
+      flip(data, fate);
+      for (int c = 0; c < fate.copies; ++c) {
+        for (size_t j = 0; j < n_; ++j) {
+          if (j != i && h_.wires_[j] == h_.wires_[i]) towards(j, data, fate.delay_s);
         }
       }
     }
   }
-}
+
+  Hub& h_;
+  const size_t n_;
+  std::vector<bool> connected_;
+  std::vector<std::deque<std::string>> queued_;
+  std::vector<std::optional<double>> waiting_since_;
+  std::vector<double> last_from_;
+  std::vector<double> last_taken_;
+  std::vector<uint64_t> taken_since_sent_;
+  std::vector<double> first_taken_since_sent_;
+  std::vector<sockaddr_un> dest_;
+  std::priority_queue<Held, std::vector<Held>, std::greater<>> held_;
+  uint64_t seq_ = 0;
+  std::vector<char> frame_ = std::vector<char>(65536 + 64);
+};
+
+void Hub::loop() { Loop(*this).run(); }
 
 }  // namespace rdmacheck::lab

@@ -91,6 +91,7 @@ class Hub {
   [[nodiscard]] PortFaults switch_report(size_t port) const;
 
  private:
+  class Loop;  // the forwarding thread's state (lab/hub.cc)
   Hub() = default;
   void loop();
   [[nodiscard]] double now_s() const;

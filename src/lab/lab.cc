@@ -29,6 +29,16 @@ namespace {
 
 using Seconds = std::chrono::duration<double>;
 
+// The emulator and the guests' busybox on this host; "" when all are there,
+// else what to install.
+std::string missing_tools(const std::string& qemu) {
+  if (qemu.empty()) return "qemu-system-x86_64 not found: install 'qemu-system-x86'";
+  if (which("busybox").empty() && ::access("/bin/busybox", X_OK) != 0) {
+    return "/bin/busybox not found: install 'busybox-static'";
+  }
+  return {};
+}
+
 }  // namespace
 
 // The hub with a port for every NIC, and the switch faults on their ports.
@@ -91,6 +101,93 @@ int Lab::finish(int status, const std::string& why) {
   return status;
 }
 
+Status Lab::boot_guests(const std::vector<GuestPlan>& plan, const std::string& qemu) {
+  for (const GuestPlan& gp : plan) {
+    VmSpec spec;
+    spec.name = gp.name;
+    spec.qemu = qemu;
+    spec.accel = o_.accel;
+    spec.memory_mb = o_.memory_mb;
+    spec.kernel = boot_image_;
+    spec.initrd = (dir_ / "initrd.cpio").string();
+    spec.lab_dir = dir_.string();
+    for (const auto& port : ports_) {
+      if (port.host != gp.name) continue;  // ports_ is in wire order: eth0 first
+      spec.nics.push_back(VmNic{(dir_ / port.guest_socket).string(),
+                                (dir_ / port.hub_socket).string(), port.nic.mac});
+    }
+    Guest g;
+    g.plan = gp;
+    g.started_at = Clock::now();
+    auto vm = Vm::start(spec);
+    if (!vm) return vm.error();
+    g.vm = std::make_unique<Vm>(std::move(*vm));
+    guests_.push_back(std::move(g));
+  }
+  return ok_status();
+}
+
+void Lab::serve_faults() {
+  while (serve_control_once(control_, [&](const std::string& line) {
+    std::string reply = control_reply(*hub_, ports_, o_.hosts, o_.nics, line);
+    if (reply.rfind("ok: added", 0) == 0 || reply.rfind("ok: no switch faults now", 0) == 0) {
+      std::fprintf(out_, "lab: %s (rdmacheck lab fault)\n", reply.substr(4).c_str());
+      std::fflush(out_);
+    }
+    return reply;
+  })) {
+  }
+}
+
+// One turn of the watch: consoles, result files and fault requests read; the
+// lab's exit status once it is over.
+std::optional<int> Lab::watch_once(Deadline end) {
+  std::vector<pollfd> fds;
+  for (auto& g : guests_) fds.push_back(pollfd{g.vm->console_fd(), POLLIN, 0});
+  fds.push_back(pollfd{control_.get(), POLLIN, 0});
+  ::poll(fds.data(), fds.size(), 100);
+  for (auto& g : guests_) {
+    pump(g);
+    poll_files(g);
+  }
+  notice_run_began();
+  serve_faults();
+  for (auto& g : guests_) {
+    if (!g.failed.empty()) {
+      return finish(kLabFailed, fmt::format("{} failed: {}", g.plan.name, g.failed));
+    }
+  }
+  const bool all_done = std::all_of(guests_.begin(), guests_.end(), [](const Guest& g) {
+    return g.plan.run.empty() || g.finished;
+  });
+  if (all_done) {
+    int worst = 0;
+    for (const auto& g : guests_) worst = std::max(worst, g.exit.value_or(0));
+    collect_wire();
+    return finish(worst, "");
+  }
+  for (auto& g : guests_) {
+    if (!g.vm->running() && !g.finished) {
+      pump(g);
+      std::string tail;
+      for (const auto& l : g.hidden) tail += "\n  " + l;
+      return finish(kLabFailed, fmt::format("{}'s QEMU exited (status {}) before its test "
+                                            "finished; last console lines:{}",
+                                            g.plan.name, g.vm->exit_status(), tail));
+    }
+  }
+  if (stop_.load()) return finish(kLabFailed, "interrupted");
+  if (Clock::now() < end) return std::nullopt;
+  std::string where;
+  for (const auto& g : guests_) {
+    const auto step = read_text(dir_ / g.plan.name / "step");
+    where += fmt::format("{}{} at '{}'", where.empty() ? "" : ", ", g.plan.name,
+                         step ? trim(*step) : std::string(g.boot_s ? "booted" : "boot"));
+  }
+  return finish(kLabFailed, fmt::format("deadline of {} s reached ({}); guests killed",
+                                        o_.timeout.count(), where));
+}
+
 int Lab::run() {
   auto plan = make_plan(o_);
   if (!plan) {
@@ -98,13 +195,8 @@ int Lab::run() {
     return 2;
   }
   const std::string qemu = which("qemu-system-x86_64");
-  if (qemu.empty()) {
-    std::fprintf(stderr,
-                 "rdmacheck lab: qemu-system-x86_64 not found: install 'qemu-system-x86'\n");
-    return kLabFailed;
-  }
-  if (which("busybox").empty() && ::access("/bin/busybox", X_OK) != 0) {
-    std::fprintf(stderr, "rdmacheck lab: /bin/busybox not found: install 'busybox-static'\n");
+  if (auto missing = missing_tools(qemu); !missing.empty()) {
+    std::fprintf(stderr, "rdmacheck lab: %s\n", missing.c_str());
     return kLabFailed;
   }
   auto kernel = find_kernel(FsRoot::live(), o_.kernel);
@@ -126,86 +218,10 @@ int Lab::run() {
   std::fprintf(out_, "lab: %zu hosts on %s, kernel %s, %s, work dir %s\n", plan->size(),
                subnets.c_str(), kernel->version.c_str(),
                o_.accel == "kvm" ? "KVM" : "TCG emulation", dir_.c_str());
-
-  for (size_t i = 0; i < plan->size(); ++i) {
-    const GuestPlan& gp = (*plan)[i];
-    VmSpec spec;
-    spec.name = gp.name;
-    spec.qemu = qemu;
-    spec.accel = o_.accel;
-    spec.memory_mb = o_.memory_mb;
-    spec.kernel = boot_image_;
-    spec.initrd = (dir_ / "initrd.cpio").string();
-    spec.lab_dir = dir_.string();
-    for (size_t p = 0; p < ports_.size(); ++p) {
-      if (ports_[p].host != gp.name) continue;  // ports_ is in wire order: eth0 first
-      spec.nics.push_back(VmNic{(dir_ / ports_[p].guest_socket).string(),
-                                (dir_ / ports_[p].hub_socket).string(), ports_[p].nic.mac});
-    }
-    Guest g;
-    g.plan = gp;
-    g.started_at = Clock::now();
-    auto vm = Vm::start(spec);
-    if (!vm) return finish(kLabFailed, vm.error().message());
-    g.vm = std::make_unique<Vm>(std::move(*vm));
-    guests_.push_back(std::move(g));
-  }
-
+  if (auto s = boot_guests(*plan, qemu); !s) return finish(kLabFailed, s.error().message());
   const Deadline end = Clock::now() + o_.timeout;
   for (;;) {
-    std::vector<pollfd> fds;
-    for (auto& g : guests_) fds.push_back(pollfd{g.vm->console_fd(), POLLIN, 0});
-    fds.push_back(pollfd{control_.get(), POLLIN, 0});
-    ::poll(fds.data(), fds.size(), 100);
-    for (auto& g : guests_) {
-      pump(g);
-      poll_files(g);
-    }
-    notice_run_began();
-    while (serve_control_once(control_, [&](const std::string& line) {
-      std::string reply = control_reply(*hub_, ports_, o_.hosts, o_.nics, line);
-      if (reply.rfind("ok: added", 0) == 0 || reply.rfind("ok: no switch faults now", 0) == 0) {
-        std::fprintf(out_, "lab: %s (rdmacheck lab fault)\n", reply.substr(4).c_str());
-        std::fflush(out_);
-      }
-      return reply;
-    })) {
-    }
-    for (auto& g : guests_) {
-      if (!g.failed.empty()) {
-        return finish(kLabFailed, fmt::format("{} failed: {}", g.plan.name, g.failed));
-      }
-    }
-    const bool all_done = std::all_of(guests_.begin(), guests_.end(), [](const Guest& g) {
-      return g.plan.run.empty() || g.finished;
-    });
-    if (all_done) {
-      int worst = 0;
-      for (const auto& g : guests_) worst = std::max(worst, g.exit.value_or(0));
-      collect_wire();
-      return finish(worst, "");
-    }
-    for (auto& g : guests_) {
-      if (!g.vm->running() && !g.finished) {
-        pump(g);
-        std::string tail;
-        for (const auto& l : g.hidden) tail += "\n  " + l;
-        return finish(kLabFailed, fmt::format("{}'s QEMU exited (status {}) before its test "
-                                              "finished; last console lines:{}",
-                                              g.plan.name, g.vm->exit_status(), tail));
-      }
-    }
-    if (stop_.load()) return finish(kLabFailed, "interrupted");
-    if (Clock::now() >= end) {
-      std::string where;
-      for (const auto& g : guests_) {
-        const auto step = read_text(dir_ / g.plan.name / "step");
-        where += fmt::format("{}{} at '{}'", where.empty() ? "" : ", ", g.plan.name,
-                             step ? trim(*step) : std::string(g.boot_s ? "booted" : "boot"));
-      }
-      return finish(kLabFailed, fmt::format("deadline of {} s reached ({}); guests killed",
-                                            o_.timeout.count(), where));
-    }
+    if (auto status = watch_once(end)) return *status;
   }
 }
 

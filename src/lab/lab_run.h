@@ -69,6 +69,9 @@ class Lab {
   void collect_wire();
   Status start_hub(const std::vector<GuestPlan>& plan);
   void notice_run_began();
+  Status boot_guests(const std::vector<GuestPlan>& plan, const std::string& qemu);
+  void serve_faults();
+  std::optional<int> watch_once(Deadline end);
   std::vector<WireCounters> wire_counters();
   nlohmann::json result_json(int status, const std::string& why);
 

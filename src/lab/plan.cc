@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 
 #include "lab/ssh.h"
 #include "lab/wire.h"
@@ -64,70 +65,6 @@ Result<HostCmd> parse_host_cmd(const std::string& s, int hosts) {
   auto idx = host_index(s.substr(0, colon), hosts);
   if (!idx) return idx.error();
   return HostCmd{s.substr(0, colon), s.substr(colon + 1)};
-}
-
-Result<std::vector<HostCmd>> fault_commands(const std::string& fault, int hosts, int nics,
-                                            bool* no_server) {
-  std::string name = fault;
-  std::string host = "h1";  // faults land on the server by default
-  int nic = 0;              // 0: the host's first NIC, or all of them for the firewall
-  if (auto at = fault.find('@'); at != std::string::npos) {
-    name = fault.substr(0, at);
-    auto t = parse_nic_target(fault.substr(at + 1), hosts, nics);
-    if (!t) return t.error();
-    host = t->host;
-    nic = t->nic;
-  }
-  std::string arg;
-  if (auto colon = name.find(':'); colon != std::string::npos) {
-    arg = name.substr(colon + 1);
-    name = name.substr(0, colon);
-  }
-  const std::string dev = fmt::format("eth{}", nic == 0 ? 0 : nic - 1);
-  if (nic != 0 && (name == "powersave" || name == "no-server")) {
-    return plain_error("--fault", fmt::format("'{}': {} concerns the whole host, not one NIC: "
-                                              "name the host alone, e.g. @{}",
-                                              fault, name, host));
-  }
-  if (name == "firewall" && arg.empty()) {
-    const std::string in = nic == 0 ? "" : " -i " + dev;
-    return std::vector<HostCmd>{{host, "iptables -I INPUT" + in + " -p udp --dport 4791 -j DROP"}};
-  }
-  if (name == "mtu-mismatch" && arg.empty()) {
-    return std::vector<HostCmd>{{host, fmt::format("ip link set {} mtu 9000", dev)}};
-  }
-  if (name == "link-down" && arg.empty()) {
-    return std::vector<HostCmd>{{host, fmt::format("ip link set {} down", dev)}};
-  }
-  if (name == "loss") {
-    char* end = nullptr;
-    const double pct = std::strtod(arg.c_str(), &end);
-    if (arg.empty() || *end != '\0' || !(pct > 0 && pct <= 100)) {
-      return plain_error("--fault",
-                         fmt::format("'{}': loss needs a percentage, e.g. loss:1", fault));
-    }
-    return std::vector<HostCmd>{
-        {host, fmt::format("tc qdisc add dev {} root netem loss {}%", dev, arg)}};
-  }
-  if (name == "powersave" && arg.empty()) {
-    // The emulated CPU has no cpufreq of its own: a tmpfs over cpu0 shows
-    // the kernel's view of a host left in powersave, which is what the
-    // doctor reads.
-    const std::string cpu0 = "/sys/devices/system/cpu/cpu0";
-    return std::vector<HostCmd>{
-        {host, fmt::format("mount -t tmpfs powersave {0} && mkdir {0}/cpufreq && "
-                           "echo powersave > {0}/cpufreq/scaling_governor",
-                           cpu0)}};
-  }
-  if (name == "no-server" && arg.empty()) {
-    *no_server = true;
-    return std::vector<HostCmd>{};
-  }
-  return plain_error("--fault", fmt::format("unknown fault '{}': choose firewall, mtu-mismatch, "
-                                            "loss:PERCENT, link-down, powersave or no-server, "
-                                            "optionally @HOST or @HOST-NIC (e.g. @h2-2), or a "
-                                            "fault in the switch (switch-loss:PCT@HOST, ...)",
-                                            fault));
 }
 
 Result<std::vector<SwitchFault>> switch_faults(const LabOptions& o) {

@@ -232,6 +232,35 @@ TEST(Plan, BadNicsAndNicTargetsAreRefused) {
   EXPECT_FALSE(make_plan(o).ok());
 }
 
+// The host faults are one table (lab/host_fault.cc): the refusal lists every
+// name as the usage spells it, a whole-host fault refuses a NIC, and each
+// fault is its own guest command.
+TEST(Plan, HostFaultsComeFromOneTable) {
+  bool no_server = false;
+  auto bad = fault_commands("meteor", 2, 1, &no_server);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find(
+                "choose firewall, mtu-mismatch, loss:PERCENT, link-down, powersave or no-server,"),
+            std::string::npos)
+      << bad.error().message();
+  auto nic = fault_commands("powersave@h1-2", 2, 2, &no_server);
+  ASSERT_FALSE(nic.ok());
+  EXPECT_NE(nic.error().message().find("powersave concerns the whole host"), std::string::npos);
+  auto loss = fault_commands("loss:2.5@h2-2", 2, 2, &no_server);
+  ASSERT_TRUE(loss.ok());
+  ASSERT_EQ(loss->size(), 1U);
+  EXPECT_EQ((*loss)[0].host, "h2");
+  EXPECT_EQ((*loss)[0].cmd, "tc qdisc add dev eth1 root netem loss 2.5%");
+  auto fw = fault_commands("firewall", 2, 1, &no_server);
+  ASSERT_TRUE(fw.ok());
+  EXPECT_EQ((*fw)[0].cmd, "iptables -I INPUT -p udp --dport 4791 -j DROP");
+  EXPECT_FALSE(no_server);
+  auto none = fault_commands("no-server", 2, 1, &no_server);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  EXPECT_TRUE(no_server);
+}
+
 // --mesh: every guest starts sshd before it says ready, h1 serves nothing of
 // its own and runs the mesh over all guests with Open MPI over TCP.
 TEST(Plan, MeshRunsMpirunFromH1WithSshOnEveryGuest) {

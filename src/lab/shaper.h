@@ -64,6 +64,9 @@ class Shaper {
     double busy_until = 0;          // rate: when the port's queue drains
     int64_t last_down_period = -1;  // flap: the last down period counted
   };
+  enum class Act { kPass, kHold, kDrop };  // what one fault does with a frame
+  bool drops(State& s, size_t bytes, double t);
+  Act transmit(State& s, size_t bytes, double t, FrameFate& fate);
   double uniform() { return std::uniform_real_distribution<double>(0, 1)(rng_); }
   bool chance(double percent) { return uniform() * 100 < percent; }
   std::mt19937_64 rng_;

@@ -64,14 +64,14 @@ bool qemu_holds_frames(const WireCounters& w) {
 
 }  // namespace
 
-std::string lab_fault(const WireCounters& w) {
-  if (w.stall_s >= kGuestStallS) return "stall";
+LabFault lab_fault(const WireCounters& w) {
+  if (w.stall_s >= kGuestStallS) return LabFault::kStall;
   if (w.guest &&
       (w.guest->tx_timeouts > 0 || w.guest->tx_packets >= w.hub_from + kLostInQemuFrames)) {
-    return "tx-stall";
+    return LabFault::kTxStall;
   }
-  if (w.mute.seconds >= kGuestStallS && qemu_holds_frames(w)) return "tx-stall";
-  return "";
+  if (w.mute.seconds >= kGuestStallS && qemu_holds_frames(w)) return LabFault::kTxStall;
+  return LabFault::kNone;
 }
 
 namespace {
@@ -129,7 +129,7 @@ std::string format_wire(const WireCounters& w) {
         "frames waited for it, and it sent none: the guest stopped (its emulator got no CPU, or "
         "its kernel hung), not the network; what a test says about that time is the lab's",
         port, w.stall_s, w.stall_from_s);
-  } else if (lab_fault(w) == "tx-stall") {
+  } else if (lab_fault(w) == LabFault::kTxStall) {
     out += tx_stall_line(port, w);
   }
   if (!w.switch_faults.empty()) {
@@ -194,7 +194,7 @@ nlohmann::json to_json(const WireCounters& w) {
       {"lab_fault", nullptr},
       {"qemu_tx", nullptr},
       {"guest", nullptr}};
-  if (const auto f = lab_fault(w); !f.empty()) j["lab_fault"] = f;
+  if (const auto f = lab_fault(w); f != LabFault::kNone) j["lab_fault"] = std::string(name_of(f));
   if (const auto& q = w.qemu_tx) {
     j["qemu_tx"] = {{"posted", q->avail},
                     {"taken", q->last_avail},

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_table.h"
 #include "lab/shaper.h"
 
 namespace rdmacheck::lab {
@@ -80,9 +81,10 @@ inline constexpr uint64_t kLostInQemuFrames = 64;
 // (its transmit path stopped while it kept receiving: the kernel's transmit
 // watchdog fired, frames it sent never reached the hub, or it was mute for
 // kGuestStallS or more and QEMU still held frames the guest had posted), or
-// "" (none).
+// none.
 // Either makes what a test saw at that time the lab's, not the network's.
-std::string lab_fault(const WireCounters& w);
+enum class LabFault { kNone, kStall, kTxStall };
+LabFault lab_fault(const WireCounters& w);
 
 // A stall this long is named in the wire report: a busy emulated guest still
 // takes frames and sends some within a second.
@@ -104,3 +106,14 @@ nlohmann::json to_json(const WireCounters& w);
 std::string collect_script(const std::vector<std::string>& netdevs);
 
 }  // namespace rdmacheck::lab
+
+namespace rdmacheck {
+template <>
+struct EnumNames<lab::LabFault> {
+  static constexpr std::array<std::pair<lab::LabFault, std::string_view>, 3> table = {{
+      {lab::LabFault::kNone, ""},
+      {lab::LabFault::kStall, "stall"},
+      {lab::LabFault::kTxStall, "tx-stall"},
+  }};
+};
+}  // namespace rdmacheck

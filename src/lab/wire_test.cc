@@ -67,14 +67,14 @@ TEST(Wire, ATransmitStallIsNamedOnlyFromTheGuestsOwnEvidence) {
   c.mute.from_s = 40.1;
   c.mute.seconds = 22.5;
   c.mute.taken = 31000;
-  EXPECT_EQ(lab_fault(c), "") << "a receiver of UC or UD writes is silent by design";
+  EXPECT_EQ(lab_fault(c), LabFault::kNone) << "a receiver of UC or UD writes is silent by design";
   EXPECT_EQ(format_wire(c).find("STALL"), std::string::npos);
   EXPECT_TRUE(to_json(c)["lab_fault"].is_null());
   EXPECT_EQ(to_json(c)["hub_mute"]["taken"], 31000);
 
   c.guest->tx_timeouts = 1;
   c.guest->kernel = {"[  312.40] NETDEV WATCHDOG: eth0 (virtio_net): transmit queue 0 timed out"};
-  EXPECT_EQ(lab_fault(c), "tx-stall");
+  EXPECT_EQ(lab_fault(c), LabFault::kTxStall);
   const auto text = format_wire(c);
   EXPECT_NE(text.find("\nlab: TX STALL h1: its kernel's transmit watchdog fired 1 time on eth0"),
             std::string::npos)
@@ -88,15 +88,15 @@ TEST(Wire, ATransmitStallIsNamedOnlyFromTheGuestsOwnEvidence) {
   c.guest->tx_timeouts = 0;
   c.guest->kernel.clear();
   c.guest->tx_packets = 760 + kLostInQemuFrames;
-  EXPECT_EQ(lab_fault(c), "tx-stall");
+  EXPECT_EQ(lab_fault(c), LabFault::kTxStall);
   EXPECT_NE(format_wire(c).find("its NIC completed 824 frames on eth0 and the hub got 760 (lost "
                                 "between its QEMU and the hub)"),
             std::string::npos)
       << format_wire(c);
   c.guest->tx_packets = 770;  // a few in flight when the counters were read
-  EXPECT_EQ(lab_fault(c), "");
+  EXPECT_EQ(lab_fault(c), LabFault::kNone);
   c.stall_s = kGuestStallS;
-  EXPECT_EQ(lab_fault(c), "stall");
+  EXPECT_EQ(lab_fault(c), LabFault::kStall);
 }
 
 // QEMU's own queue at the lab's end: a guest mute for 2 s or more while QEMU
@@ -106,7 +106,7 @@ TEST(Wire, AMuteGuestWhoseQemuHoldsItsFramesIsATransmitStall) {
   WireCounters c{"h1", 1, "eth0", 760, 0, 0, 12, GuestWire{760, 32385, 0}};
   c.mute = {40.1, 22.5, 31000};
   c.qemu_tx = VirtqStatus{1016, 760, 759, 1};
-  EXPECT_EQ(lab_fault(c), "tx-stall");
+  EXPECT_EQ(lab_fault(c), LabFault::kTxStall);
   const auto text = format_wire(c);
   EXPECT_NE(text.find("\nlab: TX STALL h1: it sent nothing for 22.5 s from 40.1 s into the lab "
                       "while it took 31000 frames; QEMU's transmit queue of eth0: the guest "
@@ -119,10 +119,10 @@ TEST(Wire, AMuteGuestWhoseQemuHoldsItsFramesIsATransmitStall) {
   EXPECT_EQ(j["qemu_tx"],
             (nlohmann::json{{"posted", 1016}, {"taken", 760}, {"completed", 759}, {"in_use", 1}}));
   c.qemu_tx = VirtqStatus{1016, 1016, 1016, 0};
-  EXPECT_EQ(lab_fault(c), "") << "a UD receiver is mute by design and its queue idles";
+  EXPECT_EQ(lab_fault(c), LabFault::kNone) << "a UD receiver is mute by design and its queue idles";
   c.qemu_tx = VirtqStatus{1016, 760, 759, 1};
   c.mute.seconds = kGuestStallS / 2;
-  EXPECT_EQ(lab_fault(c), "") << "a frame in flight in a short silence is no stall";
+  EXPECT_EQ(lab_fault(c), LabFault::kNone) << "a frame in flight in a short silence is no stall";
   c.qemu_tx.reset();
   EXPECT_TRUE(to_json(c)["qemu_tx"].is_null());
 }
