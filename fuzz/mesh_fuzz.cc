@@ -14,6 +14,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto p = mesh::probe_from_json(j)) {
     if (!mesh::probe_from_json(mesh::to_json(*p))) __builtin_trap();
   }
-  if (auto f = mesh::finding_from_json(j)) (void)to_json(*f).dump();
+  if (auto f = finding_from_json(j)) (void)to_json(*f).dump();
   return 0;
 }

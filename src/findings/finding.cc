@@ -48,6 +48,31 @@ nlohmann::json to_json(const Finding& f) {
   return j;
 }
 
+// The inverse of to_json(Finding): every key to_json always writes must be
+// there, with a known severity and layer; an id this build does not know is
+// carried as foreign.
+Result<Finding> finding_from_json(const nlohmann::json& j) {
+  try {
+    Finding f;
+    set_id_from_wire(f, j.at("id").get<std::string>());
+    auto sev = parse_enum<Severity>(j.at("severity").get<std::string>());
+    auto layer = parse_enum<Layer>(j.at("layer").get<std::string>());
+    if (!sev || !layer)
+      return plain_error("finding",
+                         "finding " + std::string(id_name(f)) + ": unknown severity or layer");
+    f.severity = *sev;
+    f.layer = *layer;
+    f.summary = j.at("summary").get<std::string>();
+    f.evidence = j.at("evidence").get<std::vector<std::string>>();
+    f.fix = j.at("fix").get<std::string>();
+    f.host = j.value("host", "");
+    f.subject = j.value("subject", "");
+    return f;
+  } catch (const nlohmann::json::exception& e) {
+    return plain_error("finding", e.what());
+  }
+}
+
 nlohmann::json to_json(const std::vector<Finding>& fs) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& f : fs) a.push_back(to_json(f));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/enum_table.h"
+#include "base/result.h"
 #include "findings/ids.h"
 
 namespace rdmacheck {
@@ -67,6 +68,8 @@ Finding make_finding(FindingId id, Severity severity, Layer layer, std::string s
 
 nlohmann::json to_json(const Finding& f);
 nlohmann::json to_json(const std::vector<Finding>& fs);
+// A finding back from its JSON form (to_json wrote it, here or on a peer).
+Result<Finding> finding_from_json(const nlohmann::json& j);
 
 // Exit status for a list of findings: 0 none at warn or above, 1 warnings, 2 failures.
 int exit_status(const std::vector<Finding>& fs);

@@ -54,5 +54,30 @@ TEST(Findings, SameIdComparesForeignIdsByName) {
   EXPECT_TRUE(b.is_any({FindingId::kPortNotActive, FindingId::kPortDown}));
 }
 
+// The JSON form and back (peers' reports, the mesh's ranks, perf's text):
+// every key to_json writes comes back; a missing key or an unknown severity
+// is an error, an unknown id is carried as foreign.
+TEST(Findings, JsonRoundTripsAndRefusesWhatToJsonNeverWrites) {
+  Finding f = make_finding(FindingId::kPortDown, Severity::kFail, Layer::kDevice, "rxe0/1 is DOWN");
+  f.evidence = {"state: 1: DOWN"};
+  f.fix = "ip link set eth0 up";
+  f.host = "h2";
+  f.subject = "rxe0/1";
+  auto back = finding_from_json(to_json(f));
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(to_json(*back), to_json(f));
+  auto j = to_json(f);
+  j["id"] = "nic-on-fire";
+  auto foreign = finding_from_json(j);
+  ASSERT_TRUE(foreign.ok());
+  EXPECT_EQ(id_name(*foreign), "nic-on-fire");
+  j["severity"] = "catastrophic";
+  EXPECT_FALSE(finding_from_json(j).ok());
+  auto no_summary = to_json(f);
+  no_summary.erase("summary");
+  EXPECT_FALSE(finding_from_json(no_summary).ok());
+  EXPECT_FALSE(finding_from_json(nlohmann::json::array()).ok());
+}
+
 }  // namespace
 }  // namespace rdmacheck

@@ -200,21 +200,20 @@ std::string joined(const std::vector<std::string>& v, const char* sep) {
   return out;
 }
 
-}  // namespace
+// Per host: every pair it has failed (down), or every pair it has is an
+// outlier (slow). A single pair cannot tell its two hosts apart, so this
+// needs three hosts or more.
+struct HostVerdicts {
+  std::vector<bool> down;
+  std::vector<bool> slow;
+  [[nodiscard]] bool blamed(int h) const { return down[h] || slow[h]; }
+};
 
-Analysis analyse(const std::vector<std::string>& hosts, const std::vector<Probe>& probes) {
-  const int n = static_cast<int>(hosts.size());
-  Analysis an;
-  an.m = matrices(n, probes);
-  an.pairs = pair_figures(n, an.m);
-  judge_pairs(hosts, an);
-
-  // A host is the culprit when every pair it has is bad; a single pair
-  // cannot tell its two hosts apart, so this needs three hosts or more.
-  std::vector<bool> down(n, false), slow(n, false);
+HostVerdicts host_verdicts(int n, const std::vector<PairVerdict>& pairs) {
+  HostVerdicts v{std::vector<bool>(n, false), std::vector<bool>(n, false)};
   for (int h = 0; n >= 3 && h < n; ++h) {
     int unreachable = 0, reachable = 0, bad = 0;
-    for (const auto& p : an.pairs) {
+    for (const auto& p : pairs) {
       if (p.a != h && p.b != h) continue;
       if (p.unreachable) {
         ++unreachable;
@@ -223,79 +222,107 @@ Analysis analyse(const std::vector<std::string>& hosts, const std::vector<Probe>
         bad += p.bad.empty() ? 0 : 1;
       }
     }
-    down[h] = unreachable == n - 1;
-    slow[h] = reachable >= 2 && bad == reachable;
+    v.down[h] = unreachable == n - 1;
+    v.slow[h] = reachable >= 2 && bad == reachable;
   }
-  for (int h = 0; h < n; ++h) {
-    if (!down[h] && !slow[h]) continue;
-    Finding f = make_finding(
-        FindingId::kMeshBadHost, down[h] ? Severity::kFail : Severity::kWarn,
-        down[h] ? Layer::kConnection : Layer::kPerformance,
-        down[h] ? fmt::format("{}: no pair with {} connected ({} of {} pairs failed)", hosts[h],
-                              hosts[h], n - 1, n - 1)
-                : fmt::format("{}: every pair with {} is an outlier, while the other hosts' pairs "
-                              "are not",
-                              hosts[h], hosts[h]));
-    f.host = hosts[h];
-    f.subject = "host";
-    const Finding* top = nullptr;
-    for (const auto& p : an.pairs) {
-      if (p.a != h && p.b != h) continue;
-      if (down[h]) {
-        top = diagnosis_of(hosts, probes, p.a, p.b, f, top);
-      } else {
-        f.evidence.push_back(pair_name(hosts, p.a, p.b) + ": " + joined(p.bad, ", "));
-      }
+  return v;
+}
+
+Finding bad_host(const std::vector<std::string>& hosts, const std::vector<Probe>& probes,
+                 const Analysis& an, int h, bool down) {
+  const int n = static_cast<int>(hosts.size());
+  Finding f = make_finding(
+      FindingId::kMeshBadHost, down ? Severity::kFail : Severity::kWarn,
+      down ? Layer::kConnection : Layer::kPerformance,
+      down ? fmt::format("{}: no pair with {} connected ({} of {} pairs failed)", hosts[h],
+                         hosts[h], n - 1, n - 1)
+           : fmt::format("{}: every pair with {} is an outlier, while the other hosts' pairs "
+                         "are not",
+                         hosts[h], hosts[h]));
+  f.host = hosts[h];
+  f.subject = "host";
+  const Finding* top = nullptr;
+  for (const auto& p : an.pairs) {
+    if (p.a != h && p.b != h) continue;
+    if (down) {
+      top = diagnosis_of(hosts, probes, p.a, p.b, f, top);
+    } else {
+      f.evidence.push_back(pair_name(hosts, p.a, p.b) + ": " + joined(p.bad, ", "));
     }
-    take_diagnosis(f, top);
+  }
+  take_diagnosis(f, top);
+  if (f.fix.empty()) {
+    f.fix = fmt::format(
+        "on {0}: 'rdmacheck doctor', then 'rdmacheck check {1}' from {0} "
+        "names the layer that fails",
+        hosts[h], hosts[h == 0 ? 1 : 0]);
+  }
+  return f;
+}
+
+// A pair that failed or is an outlier while neither of its hosts is to blame.
+std::optional<Finding> bad_pair(const std::vector<std::string>& hosts,
+                                const std::vector<Probe>& probes, const PairVerdict& p) {
+  const int n = static_cast<int>(hosts.size());
+  const std::string name = pair_name(hosts, p.a, p.b);
+  if (p.unreachable) {
+    Finding f = make_finding(FindingId::kMeshUnreachablePair, Severity::kFail, Layer::kConnection,
+                             name + " cannot connect");
+    f.subject = fmt::format("{}-{}", hosts[p.a], hosts[p.b]);
+    take_diagnosis(f, diagnosis_of(hosts, probes, p.a, p.b, f));
     if (f.fix.empty()) {
-      f.fix = fmt::format(
-          "on {0}: 'rdmacheck doctor', then 'rdmacheck check {1}' from {0} "
-          "names the layer that fails",
-          hosts[h], hosts[h == 0 ? 1 : 0]);
+      f.fix = fmt::format("'rdmacheck check {}' from {} names the layer that fails", hosts[p.b],
+                          hosts[p.a]);
     }
-    an.findings.push_back(std::move(f));
+    return f;
+  }
+  if (p.bad.empty()) return std::nullopt;
+  Finding f =
+      make_finding(FindingId::kMeshBadPair, Severity::kWarn, Layer::kPerformance,
+                   fmt::format("{}: {}, while every other pair of {} and of {} is within the fleet",
+                               name, joined(p.bad, ", "), hosts[p.a], hosts[p.b]));
+  f.subject = fmt::format("{}-{}", hosts[p.a], hosts[p.b]);
+  f.evidence.push_back(
+      fmt::format("{}: {} bad of 1; each host's other {} pairs pass", name, p.bad.size(), n - 2));
+  f.fix = fmt::format(
+      "the link between {0} and {1} (cables, switch ports, ACLs on the path): "
+      "'rdmacheck check {1}' from {0}",
+      hosts[p.a], hosts[p.b]);
+  return f;
+}
+
+// Nothing was measured: one rank is no mesh, and a healthy verdict would
+// claim pairs that never ran.
+Finding too_few_hosts(const std::vector<std::string>& hosts) {
+  const size_t n = hosts.size();
+  Finding f =
+      make_finding(FindingId::kMeshTooFewHosts, Severity::kFail, Layer::kConnection,
+                   fmt::format("{} host{} in the mesh: no pair to test", n, n == 1 ? "" : "s"));
+  f.evidence.push_back(fmt::format("the ranks ran on: {}", n == 0 ? "none" : hosts[0]));
+  f.fix =
+      "start one rank per host on two hosts or more: mpirun -np N --map-by ppr:1:node "
+      "--hostfile HOSTS rdmacheck mesh (or srun -N N --ntasks-per-node=1 rdmacheck mesh)";
+  return f;
+}
+
+}  // namespace
+
+Analysis analyse(const std::vector<std::string>& hosts, const std::vector<Probe>& probes) {
+  const int n = static_cast<int>(hosts.size());
+  Analysis an;
+  an.m = matrices(n, probes);
+  an.pairs = pair_figures(n, an.m);
+  judge_pairs(hosts, an);
+  // A host to blame takes its pairs' findings; the pairs left speak for themselves.
+  const HostVerdicts v = host_verdicts(n, an.pairs);
+  for (int h = 0; h < n; ++h) {
+    if (v.blamed(h)) an.findings.push_back(bad_host(hosts, probes, an, h, v.down[h]));
   }
   for (const auto& p : an.pairs) {
-    if (down[p.a] || down[p.b] || slow[p.a] || slow[p.b]) continue;
-    const std::string name = pair_name(hosts, p.a, p.b);
-    if (p.unreachable) {
-      Finding f = make_finding(FindingId::kMeshUnreachablePair, Severity::kFail, Layer::kConnection,
-                               name + " cannot connect");
-      f.subject = fmt::format("{}-{}", hosts[p.a], hosts[p.b]);
-      take_diagnosis(f, diagnosis_of(hosts, probes, p.a, p.b, f));
-      if (f.fix.empty()) {
-        f.fix = fmt::format("'rdmacheck check {}' from {} names the layer that fails", hosts[p.b],
-                            hosts[p.a]);
-      }
-      an.findings.push_back(std::move(f));
-    } else if (!p.bad.empty()) {
-      Finding f = make_finding(
-          FindingId::kMeshBadPair, Severity::kWarn, Layer::kPerformance,
-          fmt::format("{}: {}, while every other pair of {} and of {} is within the fleet", name,
-                      joined(p.bad, ", "), hosts[p.a], hosts[p.b]));
-      f.subject = fmt::format("{}-{}", hosts[p.a], hosts[p.b]);
-      f.evidence.push_back(fmt::format("{}: {} bad of 1; each host's other {} pairs pass", name,
-                                       p.bad.size(), n - 2));
-      f.fix = fmt::format(
-          "the link between {0} and {1} (cables, switch ports, ACLs on the path): "
-          "'rdmacheck check {1}' from {0}",
-          hosts[p.a], hosts[p.b]);
-      an.findings.push_back(std::move(f));
-    }
+    if (v.blamed(p.a) || v.blamed(p.b)) continue;
+    if (auto f = bad_pair(hosts, probes, p)) an.findings.push_back(std::move(*f));
   }
-  if (n < 2) {
-    // Nothing was measured: one rank is no mesh, and a healthy verdict
-    // would claim pairs that never ran.
-    Finding f =
-        make_finding(FindingId::kMeshTooFewHosts, Severity::kFail, Layer::kConnection,
-                     fmt::format("{} host{} in the mesh: no pair to test", n, n == 1 ? "" : "s"));
-    f.evidence.push_back(fmt::format("the ranks ran on: {}", n == 0 ? "none" : hosts[0]));
-    f.fix =
-        "start one rank per host on two hosts or more: mpirun -np N --map-by ppr:1:node "
-        "--hostfile HOSTS rdmacheck mesh (or srun -N N --ntasks-per-node=1 rdmacheck mesh)";
-    an.findings.push_back(std::move(f));
-  }
+  if (n < 2) an.findings.push_back(too_few_hosts(hosts));
   if (an.findings.empty()) {
     const size_t pairs = an.pairs.size();
     Finding f = make_finding(

@@ -5,24 +5,29 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <future>
 #include <memory>
 
+#include "base/fd.h"
 #include "serve/server.h"
 
 namespace rdmacheck::mesh {
 
 Result<std::string> write_key_file(const std::string& key) {
-  char path[] = "/tmp/rdmacheck-mesh-key-XXXXXX";
-  const int fd = ::mkstemp(path);  // owner-only, as load_psk insists
-  if (fd < 0) return errno_error("mkstemp", path);
-  const bool ok = ::write(fd, key.data(), key.size()) == static_cast<ssize_t>(key.size());
-  ::close(fd);
-  if (!ok) {
-    ::unlink(path);
-    return errno_error("write", path);
+  // In $TMPDIR (else /tmp), owner-only from its creation on, as load_psk insists.
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
+  if (ec) dir = "/tmp";
+  std::string path = (dir / "rdmacheck-mesh-key-XXXXXX").string();
+  Fd fd(::mkstemp(path.data()));
+  if (!fd.valid()) return errno_error("mkstemp", path);
+  if (::write(fd.get(), key.data(), key.size()) != static_cast<ssize_t>(key.size())) {
+    auto e = errno_error("write", path);
+    ::unlink(path.c_str());
+    return e;
   }
-  return std::string(path);
+  return path;
 }
 
 Result<std::unique_ptr<LocalServer>> LocalServer::start(const std::string& key_file,

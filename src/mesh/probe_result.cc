@@ -47,28 +47,6 @@ nlohmann::json to_json(const Probe& p) {
   return j;
 }
 
-Result<Finding> finding_from_json(const nlohmann::json& j) {
-  try {
-    Finding f;
-    set_id_from_wire(f, j.at("id").get<std::string>());
-    auto sev = parse_enum<Severity>(j.at("severity").get<std::string>());
-    auto layer = parse_enum<Layer>(j.at("layer").get<std::string>());
-    if (!sev || !layer)
-      return plain_error("mesh",
-                         "finding " + std::string(id_name(f)) + ": unknown severity or layer");
-    f.severity = *sev;
-    f.layer = *layer;
-    f.summary = j.at("summary").get<std::string>();
-    f.evidence = j.at("evidence").get<std::vector<std::string>>();
-    f.fix = j.at("fix").get<std::string>();
-    f.host = j.value("host", "");
-    f.subject = j.value("subject", "");
-    return f;
-  } catch (const nlohmann::json::exception& e) {
-    return plain_error("mesh", fmt::format("a finding from a rank: {}", e.what()));
-  }
-}
-
 Result<Probe> probe_from_json(const nlohmann::json& j) {
   try {
     Probe p;

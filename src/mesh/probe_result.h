@@ -39,6 +39,5 @@ struct Probe {
 
 nlohmann::json to_json(const Probe& p);
 Result<Probe> probe_from_json(const nlohmann::json& j);
-Result<Finding> finding_from_json(const nlohmann::json& j);
 
 }  // namespace rdmacheck::mesh

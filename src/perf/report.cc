@@ -39,22 +39,6 @@ json cpu(const std::optional<PerfReport::CpuUse>& c) {
 
 std::string rule() { return std::string(79, '-') + "\n"; }
 
-// A finding back from the document (to_json(Finding) wrote it), so the text
-// goes through the one finding renderer.
-Finding finding_of(const json& j) {
-  Finding f;
-  set_id_from_wire(f, j.value("id", ""));
-  f.severity = parse_enum<Severity>(j.value("severity", "")).value_or(Severity::kInfo);
-  f.layer = parse_enum<Layer>(j.value("layer", "")).value_or(Layer::kPerformance);
-  f.summary = j.value("summary", "");
-  for (const auto& e : j.value("evidence", json::array()))
-    f.evidence.push_back(e.get<std::string>());
-  f.fix = j.value("fix", "");
-  f.host = j.value("host", "");
-  f.subject = j.value("subject", "");
-  return f;
-}
-
 // Each size's measurement: bandwidth samples, then latency ones.
 json results_json(const PerfReport& r) {
   const Spec& s = r.options.spec;
@@ -262,7 +246,10 @@ std::string format_document(const json& d) {
     for (const auto& [k, v] : c.items()) line += fmt::format(" {}+{}", k, v.get<uint64_t>());
     out += fmt::format("counters {}:{}\n", side, line);
   }
-  for (const auto& f : d["findings"]) out += format_finding(finding_of(f));
+  // Back from the document (to_json wrote them), through the one finding renderer.
+  for (const auto& f : d["findings"]) {
+    if (auto fr = finding_from_json(f)) out += format_finding(*fr);
+  }
   if (!d["ok"].get<bool>()) {
     out += fmt::format("failed at {}: {}\n", d["failed_stage"].get<std::string>(),
                        d["error"].get<std::string>());
