@@ -39,8 +39,8 @@ struct PerfOpts {
   uint32_t cq_mod = 0;  // 0: chosen from the tx depth
 };
 
-// The options of both commands; bw's posting knobs only where they mean something.
-void declare(CLI::App& app, PerfOpts& o, bool bw) {
+// What is measured: the path, the operation, the sizes and how long.
+void declare_test(CLI::App& app, PerfOpts& o, bool bw) {
   add_target_options(app, o.p.target, TargetFlags{.src = true, .path_mtu = true, .perftest = true});
   app.add_option("--op", o.op,
                  "write | read | send | atomic_fadd | atomic_cswap" +
@@ -73,6 +73,10 @@ void declare(CLI::App& app, PerfOpts& o, bool bw) {
                  "run one size until Ctrl-C, a line with the last interval's rate every -D "
                  "seconds on stdout, then the report of the whole run");
   }
+}
+
+// How the queue pairs are driven: timeouts, depths, signalling, inline.
+void declare_queues(CLI::App& app, PerfOpts& o, bool bw) {
   app.add_option("-u,--qp-timeout,--qp_timeout", o.ack_timeout,
                  "RC ACK timeout exponent of both QPs: 4.096 us * 2^N per try, as perftest's -u "
                  "(default: derived from the round trip, at least 16)")
@@ -114,6 +118,10 @@ void declare(CLI::App& app, PerfOpts& o, bool bw) {
                  "post messages up to N bytes inline")
       ->check(CLI::Range(0u, 1024u))
       ->default_val(bw ? 0 : 64);
+}
+
+// Checks, placement, limits and the output.
+void declare_report(CLI::App& app, PerfOpts& o, bool bw) {
   app.add_flag("--validate", o.p.spec.validate,
                "fill every message with a per-size pattern and check, on both hosts, that what "
                "landed is exactly what was sent (costs a barrier per size)");
@@ -146,6 +154,13 @@ void declare(CLI::App& app, PerfOpts& o, bool bw) {
       "Exit status: 0 measured, 1 measured with warnings, 2 failed or bad options.\n"
       "perftest's flags, their meaning here and the few differences: docs/performance.md\n"
       "(installed in /usr/share/doc/rdmacheck/).");
+}
+
+// The options of both commands; bw's posting knobs only where they mean something.
+void declare(CLI::App& app, PerfOpts& o, bool bw) {
+  declare_test(app, o, bw);
+  declare_queues(app, o, bw);
+  declare_report(app, o, bw);
 }
 
 // The spec the options describe, or the one-line reason they contradict each other.

@@ -38,75 +38,67 @@ std::vector<Nic> rdma_nics(const std::vector<DeviceInfo>& devices) {
   return out;
 }
 
-// The IPv4 subnet on two NICs: sysctls and policy rules, judged per NIC.
-void judge_duplicate(CheckResult& c, const std::string& subnet,
-                     const std::vector<const NetAddress*>& on, const std::vector<Nic>& nics,
-                     const FsRoot& fs, const std::vector<PolicyRule>& rules,
-                     const std::vector<Route>& routes, bool have_rules) {
+// What the judging of a duplicate subnet found, NIC by NIC.
+struct Verdict {
   std::vector<std::string> evidence;
-  std::vector<std::string> fixes;
   std::vector<std::string> problems;
-  auto port_of = [&](const std::string& netdev) {
-    for (const auto& n : nics) {
-      if (n.netdev == netdev) return n.port;
-    }
-    return std::string("no RDMA device");
-  };
-  evidence.reserve(on.size() * 3);
-  for (const NetAddress* a : on) {
-    evidence.push_back(
-        fmt::format("{}: {}/{} ({})", a->netdev, a->address, a->prefix_len, port_of(a->netdev)));
+  std::vector<std::string> fixes;
+  void problem(std::string what, std::string fix) {
+    problems.push_back(std::move(what));
+    fixes.push_back(std::move(fix));
   }
-  const bool v4 = on.front()->family == 4;
-  int table = 100;
-  for (const NetAddress* a : on) {
-    ++table;
-    if (!v4) continue;
-    const auto ignore = effective_arp_sysctl(fs, a->netdev, "arp_ignore");
-    const auto announce = effective_arp_sysctl(fs, a->netdev, "arp_announce");
-    evidence.push_back(
-        fmt::format("net.ipv4.conf.{}: arp_ignore {}, arp_announce {} (the larger of all and {})",
-                    a->netdev, ignore ? std::to_string(*ignore) : "?",
-                    announce ? std::to_string(*announce) : "?", a->netdev));
-    if (ignore && *ignore == 0) {
-      problems.push_back(
-          fmt::format("{} answers ARP for addresses of the other NIC (arp_ignore 0)", a->netdev));
-      fixes.push_back(fmt::format("sysctl -w net.ipv4.conf.{}.arp_ignore=1", a->netdev));
-    }
-    if (announce && *announce < 2) {
-      problems.push_back(
-          fmt::format("{} may send ARP requests with another NIC's address (arp_announce {})",
-                      a->netdev, *announce));
-      fixes.push_back(fmt::format("sysctl -w net.ipv4.conf.{}.arp_announce=2", a->netdev));
-    }
-    if (!have_rules) continue;
-    const auto rule = std::find_if(rules.begin(), rules.end(), [&](const PolicyRule& r) {
-      return rule_selects_source(r, a->address);
-    });
-    if (rule == rules.end()) {
-      problems.push_back(
-          fmt::format("no policy rule sends traffic from {} out of {}", a->address, a->netdev));
-      fixes.push_back(
-          fmt::format("ip rule add from {} table {}; ip route add {} dev {} src {} "
-                      "table {}",
-                      a->address, table, subnet, a->netdev, a->address, table));
-      continue;
-    }
-    const bool via_nic = std::any_of(routes.begin(), routes.end(), [&](const Route& r) {
-      return r.table == rule->table && r.dev == a->netdev;
-    });
-    evidence.push_back(fmt::format(
-        "ip rule: from {} lookup {} (priority {}){}", a->address, rule->table, rule->priority,
-        via_nic ? fmt::format(", which routes via {}", a->netdev)
-                : fmt::format(", but table {} has no route via {}", rule->table, a->netdev)));
-    if (!via_nic) {
-      problems.push_back(
-          fmt::format("table {} (for {}) has no route via {}", rule->table, a->address, a->netdev));
-      fixes.push_back(fmt::format("ip route add {} dev {} src {} table {}", subnet, a->netdev,
-                                  a->address, rule->table));
-    }
+};
+
+// arp_ignore and arp_announce of one NIC (the larger of all and the NIC's).
+void judge_arp(const FsRoot& fs, const NetAddress& a, Verdict& v) {
+  const auto ignore = effective_arp_sysctl(fs, a.netdev, "arp_ignore");
+  const auto announce = effective_arp_sysctl(fs, a.netdev, "arp_announce");
+  v.evidence.push_back(
+      fmt::format("net.ipv4.conf.{}: arp_ignore {}, arp_announce {} (the larger of all and {})",
+                  a.netdev, ignore ? std::to_string(*ignore) : "?",
+                  announce ? std::to_string(*announce) : "?", a.netdev));
+  if (ignore && *ignore == 0) {
+    v.problem(fmt::format("{} answers ARP for addresses of the other NIC (arp_ignore 0)", a.netdev),
+              fmt::format("sysctl -w net.ipv4.conf.{}.arp_ignore=1", a.netdev));
   }
-  if (!have_rules) evidence.push_back("ip -j rule show: not available, policy rules not checked");
+  if (announce && *announce < 2) {
+    v.problem(fmt::format("{} may send ARP requests with another NIC's address (arp_announce {})",
+                          a.netdev, *announce),
+              fmt::format("sysctl -w net.ipv4.conf.{}.arp_announce=2", a.netdev));
+  }
+}
+
+// The policy rule that sends traffic from the NIC's address out of it, and
+// its table's route via the NIC. TABLE is the one a fix would create.
+void judge_policy(const NetAddress& a, const std::string& subnet, int table,
+                  const std::vector<PolicyRule>& rules, const std::vector<Route>& routes,
+                  Verdict& v) {
+  const auto rule = std::find_if(rules.begin(), rules.end(), [&](const PolicyRule& r) {
+    return rule_selects_source(r, a.address);
+  });
+  if (rule == rules.end()) {
+    v.problem(fmt::format("no policy rule sends traffic from {} out of {}", a.address, a.netdev),
+              fmt::format("ip rule add from {} table {}; ip route add {} dev {} src {} table {}",
+                          a.address, table, subnet, a.netdev, a.address, table));
+    return;
+  }
+  const bool via_nic = std::any_of(routes.begin(), routes.end(), [&](const Route& r) {
+    return r.table == rule->table && r.dev == a.netdev;
+  });
+  v.evidence.push_back(fmt::format(
+      "ip rule: from {} lookup {} (priority {}){}", a.address, rule->table, rule->priority,
+      via_nic ? fmt::format(", which routes via {}", a.netdev)
+              : fmt::format(", but table {} has no route via {}", rule->table, a.netdev)));
+  if (!via_nic) {
+    v.problem(
+        fmt::format("table {} (for {}) has no route via {}", rule->table, a.address, a.netdev),
+        fmt::format("ip route add {} dev {} src {} table {}", subnet, a.netdev, a.address,
+                    rule->table));
+  }
+}
+
+// "eth1, eth2 and eth3": each netdev once, in order.
+std::string netdev_names(const std::vector<const NetAddress*>& on) {
   std::vector<std::string> devs;
   for (const NetAddress* a : on) {
     if (std::find(devs.begin(), devs.end(), a->netdev) == devs.end()) devs.push_back(a->netdev);
@@ -115,34 +107,64 @@ void judge_duplicate(CheckResult& c, const std::string& subnet,
   for (size_t i = 0; i < devs.size(); ++i) {
     names += (i == 0 ? "" : i + 1 == devs.size() ? " and " : ", ") + devs[i];
   }
+  return names;
+}
+
+// The subnet on two NICs: sysctls and policy rules, judged per NIC.
+void judge_duplicate(CheckResult& c, const std::string& subnet,
+                     const std::vector<const NetAddress*>& on, const std::vector<Nic>& nics,
+                     const FsRoot& fs, const std::vector<PolicyRule>& rules,
+                     const std::vector<Route>& routes, bool have_rules) {
+  Verdict v;
+  auto port_of = [&](const std::string& netdev) {
+    for (const auto& n : nics) {
+      if (n.netdev == netdev) return n.port;
+    }
+    return std::string("no RDMA device");
+  };
+  v.evidence.reserve(on.size() * 3);
+  for (const NetAddress* a : on) {
+    v.evidence.push_back(
+        fmt::format("{}: {}/{} ({})", a->netdev, a->address, a->prefix_len, port_of(a->netdev)));
+  }
+  const bool v4 = on.front()->family == 4;
+  const std::string names = netdev_names(on);
+  const char* no_rules = "ip -j rule show: not available, policy rules not checked";
   if (!v4) {
+    if (!have_rules) v.evidence.push_back(no_rules);
     auto& f = c.add(Severity::kWarn, FindingId::kDuplicateSubnet,
                     fmt::format("{} is configured on {}: replies may leave by the other NIC "
                                 "than the request came in on",
                                 subnet, names));
-    f.evidence = evidence;
+    f.evidence = v.evidence;
     f.fix =
         "give each NIC its own subnet, or a policy rule per NIC (ip -6 rule add from ADDR "
         "table N; ip -6 route add SUBNET dev NIC table N)";
     return;
   }
-  if (problems.empty()) {
+  int table = 100;
+  for (const NetAddress* a : on) {
+    judge_arp(fs, *a, v);
+    if (have_rules) judge_policy(*a, subnet, ++table, rules, routes, v);
+  }
+  if (!have_rules) v.evidence.push_back(no_rules);
+  if (v.problems.empty()) {
     auto& f = c.add(Severity::kInfo, FindingId::kDuplicateSubnet,
                     fmt::format("{} is configured on {}; arp_ignore, arp_announce and a policy "
                                 "rule per NIC keep each address on its own NIC",
                                 subnet, names));
-    f.evidence = evidence;
+    f.evidence = v.evidence;
     return;
   }
   auto& f = c.add(Severity::kWarn, FindingId::kDuplicateSubnet,
                   fmt::format("{} is configured on {}: {}. RoCE from one NIC's address can "
                               "then leave by, or be answered on, the other (asymmetric routes, "
                               "ARP flux)",
-                              subnet, names, problems.front()));
-  f.evidence = evidence;
-  for (size_t i = 1; i < problems.size(); ++i) f.evidence.push_back("also: " + problems[i]);
+                              subnet, names, v.problems.front()));
+  f.evidence = v.evidence;
+  for (size_t i = 1; i < v.problems.size(); ++i) f.evidence.push_back("also: " + v.problems[i]);
   std::string fix;
-  for (const auto& x : fixes) fix += (fix.empty() ? "" : "; ") + x;
+  for (const auto& x : v.fixes) fix += (fix.empty() ? "" : "; ") + x;
   f.fix = fix + " (or give each NIC its own subnet)";
 }
 
