@@ -65,10 +65,12 @@ run_rdmacheck() {  # kind op size iters flags
     lat) cmd=lat key=median_us ;;
     rate) key=mpps ;;
   esac
-  local sz="-s $3"
+  local sz="-s $3" count="-n $4"
   case $2 in atomic_*) sz="" ;; esac
+  # -D in the flags: timed, as qperf's -t, instead of a count.
+  case ",$5," in *,-D,*) count="" ;; esac
   # shellcheck disable=SC2086
-  cpu=$({ time rdmacheck "$cmd" h1 --op "$2" $sz -n "$4" $(flags_of "$5") --json \
+  cpu=$({ time rdmacheck "$cmd" h1 --op "$2" $sz $count $(flags_of "$5") --json \
     > /tmp/perf.rdm.json 2>/dev/null; } 2>&1)
   out=$(jq -r ".results[0].$key // empty" /tmp/perf.rdm.json 2>/dev/null)
   local gbits=0
