@@ -84,9 +84,8 @@ void expect_sane_bw(const nlohmann::json& d, const std::string& op, size_t sizes
 
 // bw: write, read and send; the server counted every send, and --cpu-util
 // measured both sides (the client busy-polls; the server's sink sleeps
-// between bursts). With -e the client sleeps too: the same send costs its
-// thread a fraction of the CPU (measured 2 % against 60 % polling; under
-// CI's load once 36 %, so the bound is half the polling run's).
+// between bursts). With -e the client sleeps on its completion channel; the
+// CPU that saves is a performance figure, measured in bench/perf, not here.
 void expect_basic_bw(const LabRun& r, const Boot::Part& part) {
   for (size_t n = 0; n < 4; ++n) EXPECT_EQ(part.exit(r, "h2", n), 0) << n << r.console;
   for (size_t n = 4; n < 6; ++n) EXPECT_LE(part.exit(r, "h2", n), 1) << n << r.console;
@@ -107,11 +106,11 @@ void expect_basic_bw(const LabRun& r, const Boot::Part& part) {
   ASSERT_TRUE(slept.is_object()) << r.console;
   EXPECT_EQ(slept["spec"]["events"], true);
   EXPECT_GE(slept["counters"]["peer"]["hw_counters/rcvd_pkts"].get<uint64_t>(), 300u * 4);
-  const double polled_pct = send["cpu"]["local"]["percent"].get<double>();
-  const double slept_pct = slept["cpu"]["local"]["percent"].get<double>();
-  // Relative to the polling run of the same boot, not an absolute figure: a
-  // busy host (CI saw 36 % once, 2 % on a quiet one) moves both together.
-  EXPECT_LT(slept_pct, polled_pct / 2) << slept["cpu"].dump() << " polling: " << polled_pct;
+  // Its CPU is measured and reported; how much less than polling it is, is a
+  // figure for bench/perf (bw_e_write_64k's CPU column), never a bound here:
+  // a 0.2-s run on a loaded CI host once used 64 % against polling's 87 %.
+  ASSERT_TRUE(slept["cpu"].is_object()) << slept.dump(2);
+  EXPECT_GT(slept["cpu"]["local"]["wall_s"].get<double>(), 0);
   // Several QPs and both directions, every byte checked; and -D's clock
   // wakes a client that sleeps.
   expect_bidirectional(part.out(r, "h2", 4));
