@@ -270,11 +270,11 @@ class Hub::Loop {
   }
 
   // A frame through one of port I's shapers (its OUT side for frames from
-  // its host, IN for frames towards it).
-  FrameFate shape(size_t i, bool towards_host, size_t len) {
+  // its host, IN for frames towards it), arriving at NOW.
+  FrameFate shape(size_t i, bool towards_host, size_t len, double now) {
     const std::lock_guard lock(h_.mu_);
     auto& s = towards_host ? h_.shapers_[i].in : h_.shapers_[i].out;
-    return s.empty() ? FrameFate{} : s.decide(len, h_.now_s(), h_.run_s());
+    return s.empty() ? FrameFate{} : s.decide(len, now, h_.run_s());
   }
 
   static void flip(std::string& data, const FrameFate& fate) {
@@ -284,7 +284,7 @@ class Hub::Loop {
   // Port J's ingress faults (towards its host), then the frame goes on.
   void towards(size_t j, std::string data, double delay) {
     const double now = h_.now_s();
-    const FrameFate fate = shape(j, true, data.size());
+    const FrameFate fate = shape(j, true, data.size(), now);
     if (fate.drop) return;
     flip(data, fate);
     for (int c = 0; c < fate.copies; ++c) {
@@ -308,7 +308,7 @@ class Hub::Loop {
       last_from_[i] = h_.now_s();
       taken_since_sent_[i] = 0;
       const auto len = static_cast<size_t>(got);
-      const FrameFate fate = shape(i, false, len);
+      const FrameFate fate = shape(i, false, len, h_.now_s());
       if (fate.drop) continue;
       std::string data(frame_.data(), len);
       flip(data, fate);
