@@ -63,6 +63,10 @@ victim=$!
 for i in $(seq 300); do [ "$(started)" -gt "$before" ] && break; sleep 0.1; done
 kill -9 "$victim"; wait "$victim" 2>/dev/null
 echo "killed: after $(started) started"
+# Whether the server's host still answers below TCP (what the steps after
+# this one need): read beside them when one of them cannot connect.
+icmp() { ping -c 1 -W 2 "$server" > /dev/null 2>&1 && echo answers || echo silent; }
+echo "icmp-after-kill: $(icmp)"
 
 # A wrong key, and a hello that aims the server's QP at another host.
 rdmacheck keygen lab -o /tmp/wrong.psk  # the lab identity, another key
@@ -87,4 +91,5 @@ done
 echo "per-address: $busy of 6 busy"
 rdmacheck bw "$server" -b -D 300 --json > /tmp/rate.json
 echo "max-rate: $(jq -r '[.findings[].summary] | join(" | ")' /tmp/rate.json)"
+echo "icmp-at-end: $(icmp)"
 exit 0

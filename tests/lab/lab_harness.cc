@@ -42,6 +42,22 @@ void note_stalls(const LabRun& r) {
   std::fflush(stdout);
 }
 
+// The lab's own lines (its wire counters per guest, a stall or mute, a
+// deadline), at the head of the test's output: a failure's excerpt, which
+// keeps a test's first lines, then shows what the wire did, however long
+// the console that follows.
+void note_lab_lines(const LabRun& r) {
+  std::istringstream in(r.console);
+  std::string line;
+  while (std::getline(in, line)) {
+    const bool own = line.rfind("lab: ", 0) == 0 || line.rfind("rdmacheck lab: ", 0) == 0;
+    if (own && line.find(" booted in ") == std::string::npos) {
+      std::printf("lab-harness| %s\n", line.c_str());
+    }
+  }
+  std::fflush(stdout);
+}
+
 // The first port the lab says it failed itself on ("tx-stall on h1"), or "".
 std::string lab_fault(const LabRun& r) {
   // value() and contains(): operator[] on a const document with a key it
@@ -84,6 +100,7 @@ LabRun run_once(const std::vector<std::string>& args, const std::string& env) {
   r.console = ss.str();
   ::unlink(err.c_str());
   note_stalls(r);
+  note_lab_lines(r);
   return r;
 }
 
