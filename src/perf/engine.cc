@@ -106,6 +106,55 @@ Status sleep_on_cqs(std::span<Lane> lanes, std::span<LaneState> st, Clock::time_
   return ok_status();
 }
 
+// The lanes' post lists for SIZE, built once per size.
+std::vector<LaneState> lane_states(std::span<Lane> lanes, const Spec& s, uint32_t size) {
+  std::vector<LaneState> st(lanes.size());
+  for (size_t l = 0; l < lanes.size(); ++l) {
+    st[l].wrs.resize(s.post_list);
+    for (auto& w : st[l].wrs) build_wr(s.op, *lanes[l].ep, lanes[l].peer, size, s.inline_size, w);
+  }
+  return st;
+}
+
+// The counted window of a bandwidth run: after the warm-up, up to -D's end
+// (or the last completion of -n), and the messages completed at each end.
+struct Counted {
+  Clock::time_point from, to;
+  uint64_t from_msgs = 0, to_msgs = 0;
+};
+
+// The sample of a run that began at T0, measured over C, from its progress
+// marks: average, peak (over a tenth of the run), per-interval rates, the
+// longest stall.
+BwSample sample_of(uint32_t size, const Counted& c, Clock::time_point t0,
+                   const std::vector<Progress>& progress, const std::vector<LaneState>& st) {
+  BwSample b;
+  b.size = size;
+  b.msgs = c.to_msgs - c.from_msgs;
+  b.seconds = Seconds(c.to - c.from).count();
+  const uint64_t bytes = b.msgs * size;
+  b.avg_gbps = gbps(bytes, b.seconds);
+  b.mib_s = mib_per_s(bytes, b.seconds);
+  b.mpps = mpps(b.msgs, b.seconds);
+  const double peak_msgs = peak_rate(progress, Seconds(c.to - t0).count() / 10);
+  b.peak_gbps = std::max(b.avg_gbps, peak_msgs * size * 8 / 1e9);
+  for (const auto& x : st) b.lane_ops.push_back(x.completed);
+  b.out_gbps = b.avg_gbps;
+  const double from_t = Seconds(c.from - t0).count();
+  const double to_t = Seconds(c.to - t0).count();
+  std::vector<Progress> counted{{from_t, c.from_msgs}};
+  for (const auto& x : progress) {
+    if (x.t > from_t && x.t < to_t) counted.push_back(x);
+  }
+  counted.push_back({to_t, c.to_msgs});
+  for (double rate : interval_rates(counted, kIntervals)) {
+    b.interval_gbps.push_back(rate * size * 8 / 1e9);
+  }
+  b.interval_s =
+      b.interval_gbps.empty() ? 0 : (to_t - from_t) / static_cast<double>(b.interval_gbps.size());
+  b.stall = longest_stall(progress);
+  return b;
+}
 }  // namespace
 
 Status service_receives(conn::Endpoint& ep) {
@@ -126,11 +175,7 @@ Result<BwSample> run_bw(std::span<Lane> lanes, const Spec& s, uint32_t size, Dea
   const bool timed = s.duration_s > 0;
   // --run_infinitely: a stop ends the run as the end of -D would, and is counted.
   const bool forever = s.run_infinitely;
-  std::vector<LaneState> st(lanes.size());
-  for (size_t l = 0; l < lanes.size(); ++l) {
-    st[l].wrs.resize(s.post_list);
-    for (auto& w : st[l].wrs) build_wr(s.op, *lanes[l].ep, lanes[l].peer, size, s.inline_size, w);
-  }
+  std::vector<LaneState> st = lane_states(lanes, s, size);
   auto total = [&] {
     uint64_t t = 0;
     for (const auto& x : st) t += x.completed;
@@ -140,8 +185,7 @@ Result<BwSample> run_bw(std::span<Lane> lanes, const Spec& s, uint32_t size, Dea
   const auto t0 = Clock::now();
   const auto warm_at = t0 + std::chrono::duration_cast<Clock::duration>(Seconds(s.warmup_s));
   const auto end_at = t0 + std::chrono::duration_cast<Clock::duration>(Seconds(s.duration_s));
-  Clock::time_point counted_from = t0, counted_to = t0;
-  uint64_t from_msgs = 0, to_msgs = 0;
+  Counted c{t0, t0};
   bool warm = !timed || s.warmup_s <= 0, ended = false;
   std::vector<Progress> progress{{0, 0}};
   auto last_mark = t0;
@@ -153,13 +197,13 @@ Result<BwSample> run_bw(std::span<Lane> lanes, const Spec& s, uint32_t size, Dea
     }
     if (!warm && now >= warm_at) {
       warm = true;
-      counted_from = now;
-      from_msgs = total();
+      c.from = now;
+      c.from_msgs = total();
     }
     if (timed && !ended && (forever ? stopping : now >= end_at)) {
       ended = true;
-      counted_to = now;
-      to_msgs = total();
+      c.to = now;
+      c.to_msgs = total();
     }
     bool busy = false;
     for (size_t l = 0; l < lanes.size(); ++l) {
@@ -195,39 +239,14 @@ Result<BwSample> run_bw(std::span<Lane> lanes, const Spec& s, uint32_t size, Dea
     bool drained = true;
     for (const auto& x : st) drained = drained && x.completed == x.posted;
     if (!timed && drained && done == last * lanes.size()) {
-      counted_to = Clock::now();
-      to_msgs = done;
-      progress.push_back({Seconds(counted_to - t0).count(), done});
+      c.to = Clock::now();
+      c.to_msgs = done;
+      progress.push_back({Seconds(c.to - t0).count(), done});
       break;
     }
     if (ended && drained) break;
   }
-  BwSample b;
-  b.size = size;
-  b.msgs = to_msgs - from_msgs;
-  b.seconds = Seconds(counted_to - counted_from).count();
-  const uint64_t bytes = b.msgs * size;
-  b.avg_gbps = gbps(bytes, b.seconds);
-  b.mib_s = mib_per_s(bytes, b.seconds);
-  b.mpps = mpps(b.msgs, b.seconds);
-  const double peak_msgs = peak_rate(progress, Seconds(counted_to - t0).count() / 10);
-  b.peak_gbps = std::max(b.avg_gbps, peak_msgs * size * 8 / 1e9);
-  for (const auto& x : st) b.lane_ops.push_back(x.completed);
-  b.out_gbps = b.avg_gbps;
-  const double from_t = Seconds(counted_from - t0).count();
-  const double to_t = Seconds(counted_to - t0).count();
-  std::vector<Progress> counted{{from_t, from_msgs}};
-  for (const auto& x : progress) {
-    if (x.t > from_t && x.t < to_t) counted.push_back(x);
-  }
-  counted.push_back({to_t, to_msgs});
-  for (double rate : interval_rates(counted, kIntervals)) {
-    b.interval_gbps.push_back(rate * size * 8 / 1e9);
-  }
-  b.interval_s =
-      b.interval_gbps.empty() ? 0 : (to_t - from_t) / static_cast<double>(b.interval_gbps.size());
-  b.stall = longest_stall(progress);
-  return b;
+  return sample_of(size, c, t0, progress, st);
 }
 
 namespace {
