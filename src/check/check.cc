@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "check/check_run.h"
+#include "findings/port_subject.h"
 
 namespace rdmacheck::check {
 namespace {
@@ -47,7 +48,7 @@ CheckReport CheckRun::done() {
   return r;
 }
 
-bool is_port_finding(const Finding& f) { return f.subject.find('/') != std::string::npos; }
+bool is_port_finding(const Finding& f) { return parse_port_subject(f.subject).has_value(); }
 
 void finish_layer(LayerReport& l, Clock::time_point t0) {
   l.status = status_of(l.findings);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "check/check.h"
+#include "findings/port_subject.h"
 #include "sysfs/rdma_sysfs.h"
 
 namespace rdmacheck::check {
@@ -115,17 +116,17 @@ void merge_finding(std::vector<Finding>& fs, Finding f) {
 
 std::string port_under_test(const std::vector<std::pair<std::string, std::string>>& ports,
                             const std::string& device, int port) {
-  auto device_of = [](const std::string& subject) { return subject.substr(0, subject.find('/')); };
-  if (!device.empty() && port > 0) return fmt::format("{}/{}", device, port);
+  if (!device.empty() && port > 0) return port_subject(device, port);
   for (const auto& [subject, state] : ports) {
-    if (!device.empty() && device_of(subject) != device) continue;
-    if (port > 0 && subject != fmt::format("{}/{}", device_of(subject), port)) continue;
+    const auto p = parse_port_subject(subject);
+    if (!p || (!device.empty() && p->device != device) || (port > 0 && p->port != port)) continue;
     if (parse_enum<PortState>(state) == PortState::kActive) return subject;
   }
   // Nothing ACTIVE: rdmacheck falls back to the first device (and its first port).
   for (const auto& [subject, state] : ports) {
-    if (!device.empty() && device_of(subject) != device) continue;
-    return port > 0 ? fmt::format("{}/{}", device_of(subject), port) : subject;
+    const auto p = parse_port_subject(subject);
+    if (!p || (!device.empty() && p->device != device)) continue;
+    return port > 0 ? port_subject(p->device, port) : subject;
   }
   return {};
 }
@@ -133,7 +134,7 @@ std::string port_under_test(const std::vector<std::pair<std::string, std::string
 std::string tested_port(const std::optional<proto::HostFacts>& used,
                         const std::vector<std::pair<std::string, std::string>>& ports,
                         const conn::DeviceChoice& forced) {
-  if (used && !used->device.empty()) return fmt::format("{}/{}", used->device, used->port);
+  if (used && !used->device.empty()) return port_subject(used->device, used->port);
   return port_under_test(ports, forced.device, forced.ib_port);
 }
 
@@ -142,7 +143,7 @@ void scope_to_port(std::vector<Finding>& fs, const std::string& under_test) {
   for (auto& f : fs) {
     // Findings about one port (port state, its GIDs, its netdev, its counters)
     // name it as "dev/port"; host-wide ones do not and stay as they are.
-    if (f.subject.find('/') == std::string::npos || f.subject == under_test) continue;
+    if (!parse_port_subject(f.subject) || f.subject == under_test) continue;
     if (f.severity <= Severity::kInfo) continue;
     f.severity = Severity::kInfo;
     f.summary += fmt::format(" (not the port under test, {})", under_test);

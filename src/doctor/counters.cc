@@ -8,6 +8,7 @@
 #include <map>
 
 #include "doctor/check.h"
+#include "findings/port_subject.h"
 
 namespace rdmacheck::doctor {
 namespace {
@@ -176,7 +177,7 @@ std::vector<CheckResult> check_counters(const Machine& m) {
     for (const auto& p : d.ports) {
       CheckResult c{.check = "counters",
                     .layer = Layer::kPerformance,
-                    .subject = fmt::format("{}/{}", d.name, p.port)};
+                    .subject = port_subject(d.name, p.port)};
       const std::string base = fmt::format("/sys/class/infiniband/{}/ports/{}", d.name, p.port);
       std::vector<std::string> errors;
       std::vector<std::string> congestion;

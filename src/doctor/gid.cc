@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "doctor/check.h"
+#include "findings/port_subject.h"
 
 namespace rdmacheck::doctor {
 namespace {
@@ -133,9 +134,8 @@ std::vector<CheckResult> check_gids(const Machine& m) {
         addrs = m.src.addresses();
         asked = true;
       }
-      CheckResult c{.check = "gid-table",
-                    .layer = Layer::kDevice,
-                    .subject = fmt::format("{}/{}", d.name, p.port)};
+      CheckResult c{
+          .check = "gid-table", .layer = Layer::kDevice, .subject = port_subject(d.name, p.port)};
       check_port(c, d.name, p, addrs);
       out.push_back(std::move(c));
     }

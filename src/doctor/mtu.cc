@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "doctor/check.h"
+#include "findings/port_subject.h"
 
 namespace rdmacheck::doctor {
 
@@ -24,9 +25,8 @@ std::vector<CheckResult> check_mtu(const Machine& m) {
   std::vector<CheckResult> out;
   for (const auto& d : m.devices) {
     for (const auto& p : d.ports) {
-      CheckResult c{.check = "mtu",
-                    .layer = Layer::kPerformance,
-                    .subject = fmt::format("{}/{}", d.name, p.port)};
+      CheckResult c{
+          .check = "mtu", .layer = Layer::kPerformance, .subject = port_subject(d.name, p.port)};
       auto verbs = m.src.port_mtu(d.name, p.port);
       if (verbs) {
         c.fact("active_mtu_bytes", verbs->active_mtu);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "doctor/check.h"
+#include "findings/port_subject.h"
 
 namespace rdmacheck::doctor {
 namespace {
@@ -87,9 +88,8 @@ std::vector<CheckResult> check_netdevs(const Machine& m) {
   for (const auto& d : m.devices) {
     for (const auto& p : d.ports) {
       if (!p.ethernet()) continue;
-      CheckResult c{.check = "netdev",
-                    .layer = Layer::kDevice,
-                    .subject = fmt::format("{}/{}", d.name, p.port)};
+      CheckResult c{
+          .check = "netdev", .layer = Layer::kDevice, .subject = port_subject(d.name, p.port)};
       if (p.netdev.empty()) {
         auto& f = c.add(Severity::kFail, FindingId::kRdmaNetdevMissing,
                         fmt::format("{} port {} is RoCE but no netdev maps to it", d.name, p.port));

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "doctor/check.h"
+#include "findings/port_subject.h"
 
 namespace rdmacheck::doctor {
 namespace {
@@ -107,9 +108,8 @@ std::vector<CheckResult> check_ports(const Machine& m) {
   std::vector<CheckResult> out;
   for (const auto& d : m.devices) {
     for (const auto& p : d.ports) {
-      CheckResult c{.check = "port-state",
-                    .layer = Layer::kDevice,
-                    .subject = fmt::format("{}/{}", d.name, p.port)};
+      CheckResult c{
+          .check = "port-state", .layer = Layer::kDevice, .subject = port_subject(d.name, p.port)};
       c.fact("state", p.state_name);
       c.fact("phys_state", p.phys_state_name);
       c.fact("link_layer", std::string(name_of(p.link_layer)));
