@@ -22,12 +22,12 @@
 namespace rdmacheck::conn {
 
 struct EndpointOptions {
-  FsRoot fs;                  // where this side's sysfs facts are read
-  DeviceChoice dev;           // what the user forced (-d, --ib-port, -x), else chosen here
-  std::string local_address;  // the source address towards the peer (from the TCP socket)
-  std::string peer_address;   // the peer's address on that socket
-  bool server = false;        // local_address is the one the client connected to
-  std::string src;            // --cm: source address for rdma_resolve_addr ("" = let routing pick)
+  FsRoot fs = FsRoot::none();  // where this side's sysfs facts are read
+  DeviceChoice dev;            // what the user forced (-d, --ib-port, -x), else chosen here
+  std::string local_address;   // the source address towards the peer (from the TCP socket)
+  std::string peer_address;    // the peer's address on that socket
+  bool server = false;         // local_address is the one the client connected to
+  std::string src;             // --cm: source address for rdma_resolve_addr ("" = let routing pick)
   proto::Transport transport = proto::Transport::kRc;
   size_t buffer_size = 4096;  // bytes for each direction
   int access = 0;             // remote access flags of the buffer
@@ -63,7 +63,7 @@ struct Endpoint {
   verbs::QpPtr qp;
   verbs::AhPtr ah;  // UD: the address of the peer
 
-  FsRoot fs;
+  FsRoot fs = FsRoot::none();
   std::string device;
   uint8_t port = 1;
   int gid_index = 0;

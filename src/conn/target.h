@@ -22,7 +22,7 @@ struct DeviceChoice {
 struct Target {
   // The machine this side reads facts and counters from ("/" live; a captured
   // tree in tests), as doctor gets it.
-  FsRoot fs;
+  FsRoot fs = FsRoot::none();
   std::string host;
   uint16_t tcp_port = proto::kDefaultPort;
   DeviceChoice dev;

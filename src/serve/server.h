@@ -27,8 +27,8 @@
 namespace rdmacheck::serve {
 
 struct ServerOptions {
-  FsRoot fs;         // where the doctor, the device facts and the counters are read
-  std::string bind;  // "" = all addresses
+  FsRoot fs = FsRoot::none();  // where the doctor, the device facts and the counters are read
+  std::string bind;            // "" = all addresses
   uint16_t tcp_port = proto::kDefaultPort;
   conn::DeviceChoice dev;
   Limits limits;                                // handshakes, sessions, pinned memory

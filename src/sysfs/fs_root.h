@@ -24,10 +24,14 @@ class FsObserver {
 
 class FsRoot {
  public:
-  // No machine at all: every read fails and nothing exists, so a struct that
-  // was not given its root cannot read the live machine by accident.
-  FsRoot() = default;
+  // No default: whoever holds an FsRoot says which machine it reads (the
+  // build fails on `FsRoot fs;`). An options struct that is filled in after
+  // it is made starts from none(), so forgetting to inject reads nothing,
+  // never the live machine.
+  FsRoot() = delete;
   explicit FsRoot(std::filesystem::path root) : root_(std::move(root)) {}
+  // No machine at all: every read fails and nothing exists.
+  static FsRoot none() { return FsRoot(std::filesystem::path()); }
   // This machine: "/".
   static FsRoot live();
   // The root named by --root, else $RDMACHECK_ROOT, else the live machine.

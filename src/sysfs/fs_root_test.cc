@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <type_traits>
 
 #include "testing/temp_dir.h"
 
@@ -56,10 +57,14 @@ TEST(FsRoot, ObserverSeesEveryAccessOfCopies) {
   fs::remove_all(root.root());
 }
 
-// A root nobody injected reads nothing, not the live machine: /proc/self/status
-// exists on every Linux host, and still is neither read nor found.
+// Whoever holds an FsRoot names its machine: there is no default to forget.
+static_assert(!std::is_default_constructible_v<FsRoot>);
+
+// A root nobody injected (FsRoot::none(), what options structs start from)
+// reads nothing, not the live machine: /proc/self/status exists on every
+// Linux host, and still is neither read nor found.
 TEST(FsRoot, AnUninjectedRootIsNoMachineAtAll) {
-  const FsRoot none;
+  const FsRoot none = FsRoot::none();
   EXPECT_FALSE(none.injected());
   EXPECT_FALSE(none.is_live());
   EXPECT_FALSE(none.read("/proc/self/status").ok());
