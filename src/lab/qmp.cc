@@ -103,6 +103,23 @@ std::optional<VirtqStatus> parse_queue_status(const nlohmann::json& reply) {
   return s;
 }
 
+std::string avail_index_command(const nlohmann::json& reply) {
+  if (!reply.is_object() || !reply.contains("vring-avail") ||
+      !reply["vring-avail"].is_number_unsigned()) {
+    return {};
+  }
+  return fmt::format("xp /1hx {:#x}", reply["vring-avail"].get<uint64_t>() + 2);
+}
+
+std::optional<uint16_t> parse_xp_u16(const std::string& hmp_reply) {
+  const auto at = hmp_reply.find(": 0x");
+  if (at == std::string::npos) return std::nullopt;
+  char* end = nullptr;
+  const unsigned long v = std::strtoul(hmp_reply.c_str() + at + 4, &end, 16);
+  if (end == hmp_reply.c_str() + at + 4 || v > 0xffff) return std::nullopt;
+  return static_cast<uint16_t>(v);
+}
+
 Result<std::vector<NicQueues>> query_nic_queues(const std::string& path, Deadline deadline) {
   auto addr = unix_addr(path);
   if (!addr) return addr.error();
@@ -126,6 +143,15 @@ Result<std::vector<NicQueues>> query_nic_queues(const std::string& path, Deadlin
       if (!r) return r.error();
       auto s = parse_queue_status(*r);
       if (!s) return plain_error("qmp", "x-query-virtio-queue-status: unexpected reply");
+      // What the guest posted, from its own ring: QEMU's copy is stale
+      // exactly when QEMU stopped looking (seen 2026-12-07, bench/perf).
+      if (const auto cmd = avail_index_command(*r); !cmd.empty()) {
+        auto xp = q.call("human-monitor-command", {{"command-line", cmd}});
+        if (!xp) return xp.error();
+        if (const auto v = xp->is_string() ? parse_xp_u16(xp->get<std::string>()) : std::nullopt) {
+          s->avail = *v;
+        }
+      }
       (queue == 0 ? n.rx : n.tx) = *s;
     }
     out.push_back(n);

@@ -27,7 +27,13 @@ struct NicQueues {
 // names them (eth0 first: the order of "device[N]" in their QOM paths).
 std::vector<std::string> virtio_net_paths(const nlohmann::json& reply);
 // One x-query-virtio-queue-status reply's "return"; nullopt when malformed.
+// Its avail is QEMU's shadow-avail-idx until the guest's own index is read.
 std::optional<VirtqStatus> parse_queue_status(const nlohmann::json& reply);
+// The avail ring's index (in guest memory, 2 bytes past "vring-avail") and
+// the HMP command that reads it; the 16-bit value an "xp /1hx" reply shows
+// ("000000000606b002: 0x8fd4"), nullopt when it shows none.
+std::string avail_index_command(const nlohmann::json& reply);
+std::optional<uint16_t> parse_xp_u16(const std::string& hmp_reply);
 // Every virtio-net device's queues, asked over the QMP socket at PATH
 // (one client at a time: QEMU serves the first).
 Result<std::vector<NicQueues>> query_nic_queues(const std::string& path, Deadline deadline);

@@ -25,6 +25,26 @@ const char* kVirtio =
 const char* kTxQueue =
     R"({"return": {"signalled-used": 38805, "inuse": 0, "name": "virtio-net", "vring-align": 4096, "vring-desc": 101662720, "signalled-used-valid": true, "vring-num-default": 256, "vring-avail": 101666816, "queue-index": 1, "last-avail-idx": 38805, "vring-used": 101667392, "used-idx": 38805, "shadow-avail-idx": 38805, "vring-num": 256}})";
 
+// Captured 2026-12-07 from h1's QEMU (7.2) during bench/perf, 28 minutes in,
+// while h1 had sent nothing for minutes: QEMU's view of the transmit queue
+// (everything it saw taken and completed) and, read with HMP's xp from the
+// guest's memory, the avail ring's own index: 0x8fd4 = 36820, 238 frames the
+// guest had posted and QEMU never took.
+const char* kStuckTxQueue =
+    R"({"return": {"signalled-used": 36582, "inuse": 0, "name": "virtio-net", "vring-align": 4096, "vring-desc": 101097472, "signalled-used-valid": true, "vring-num-default": 256, "vring-avail": 101101568, "queue-index": 1, "last-avail-idx": 36582, "vring-used": 101102144, "used-idx": 36582, "shadow-avail-idx": 36582, "vring-num": 256}})";
+const char* kStuckXp = "000000000606b002: 0x8fd4\r\n";
+// The healthy queue's own index, as QEMU's copy has it (38805 = 0x9795).
+const char* kHealthyXp = "00000000060f5002: 0x9795\r\n";
+
+TEST(Qmp, TheGuestsOwnAvailIndexIsReadFromItsRing) {
+  const auto stuck = nlohmann::json::parse(kStuckTxQueue)["return"];
+  EXPECT_EQ(avail_index_command(stuck), "xp /1hx 0x606b002");
+  EXPECT_EQ(parse_xp_u16("000000000606b002: 0x8fd4\r\n"), 36820);
+  EXPECT_FALSE(parse_xp_u16("Cannot access memory\r\n"));
+  EXPECT_FALSE(parse_xp_u16("000000000606b002: 0x18fd4\r\n"));
+  EXPECT_EQ(avail_index_command(nlohmann::json::parse(R"({"inuse": 0})")), "");
+}
+
 TEST(Qmp, VirtioNetDevicesInTheOrderTheGuestNamesThem) {
   EXPECT_EQ(virtio_net_paths(nlohmann::json::parse(kVirtio)["return"]),
             std::vector<std::string>{"/machine/peripheral-anon/device[2]/virtio-backend"});
@@ -67,7 +87,7 @@ TEST(Qmp, TheTransmitQueueSaysWhoHoldsTheFrames) {
 
 // A stand-in for QEMU's QMP socket that answers with the captured replies,
 // an event between two of them, one command per line.
-void serve_captured(Fd listener, bool answer) {
+void serve_captured(Fd listener, bool answer, const char* tx, const char* xp) {
   Fd c(::accept(listener.get(), nullptr, nullptr));
   if (!c.valid()) return;
   auto say = [&](const std::string& l) {
@@ -96,8 +116,10 @@ void serve_captured(Fd listener, bool answer) {
       } else if (what == "x-query-virtio") {
         say(R"({"timestamp": {"seconds": 1, "microseconds": 2}, "event": "NIC_RX_FILTER_CHANGED"})");
         say(kVirtio);
+      } else if (what == "human-monitor-command") {
+        say(nlohmann::json{{"return", xp}}.dump());
       } else if (cmd["arguments"]["queue"] == 1) {
-        say(kTxQueue);
+        say(tx);
       } else {
         say(R"({"return": {"inuse": 0, "last-avail-idx": 7, "used-idx": 7, "shadow-avail-idx": 9}})");
       }
@@ -117,7 +139,7 @@ Fd listen_at(const std::string& path) {
 TEST(Qmp, AsksEveryNicsQueuesAndSkipsEvents) {
   const auto dir = test_util::make_temp_dir("qmp");
   const auto path = (dir / "h1.qmp").string();
-  std::thread qemu(serve_captured, listen_at(path), true);
+  std::thread qemu(serve_captured, listen_at(path), true, kTxQueue, kHealthyXp);
   const auto q = query_nic_queues(path, deadline_in(std::chrono::seconds(10)));
   qemu.join();
   ASSERT_TRUE(q.ok()) << q.error().message();
@@ -128,10 +150,27 @@ TEST(Qmp, AsksEveryNicsQueuesAndSkipsEvents) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Qmp, AQemuThatStoppedLookingShowsTheFramesTheGuestPosted) {
+  const auto dir = test_util::make_temp_dir("qmp");
+  const auto path = (dir / "h1.qmp").string();
+  std::thread qemu(serve_captured, listen_at(path), true, kStuckTxQueue, kStuckXp);
+  const auto q = query_nic_queues(path, deadline_in(std::chrono::seconds(10)));
+  qemu.join();
+  ASSERT_TRUE(q.ok()) << q.error().message();
+  ASSERT_EQ(q->size(), 1u);
+  const VirtqStatus tx = (*q)[0].tx;
+  EXPECT_EQ(tx.avail, 36820);
+  EXPECT_EQ(tx.last_avail, 36582);
+  EXPECT_EQ(tx.waiting(), 238);
+  EXPECT_NE(format_tx("eth0", tx).find("238 posted frames wait untaken"), std::string::npos)
+      << format_tx("eth0", tx);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Qmp, AQemuThatDoesNotAnswerCostsTheDeadlineOnly) {
   const auto dir = test_util::make_temp_dir("qmp");
   const auto path = (dir / "h1.qmp").string();
-  std::thread qemu(serve_captured, listen_at(path), false);
+  std::thread qemu(serve_captured, listen_at(path), false, kTxQueue, kHealthyXp);
   const auto t0 = Clock::now();
   const auto q = query_nic_queues(path, deadline_in(std::chrono::milliseconds(300)));
   EXPECT_FALSE(q.ok());

@@ -31,7 +31,10 @@ std::optional<GuestWire> parse_guest_wire(const std::string& text);
 
 // One virtqueue as QEMU sees it. Indexes are free-running 16-bit counters.
 struct VirtqStatus {
-  uint16_t avail = 0;       // shadow-avail-idx: buffers the guest posted
+  // Buffers the guest posted: the avail ring's index in guest memory. QEMU's
+  // shadow-avail-idx is its own copy, refreshed only when it looks at the
+  // queue, so a QEMU that stopped looking shows everything taken.
+  uint16_t avail = 0;
   uint16_t last_avail = 0;  // last-avail-idx: buffers QEMU took
   uint16_t used = 0;        // used-idx: buffers QEMU gave back
   uint32_t inuse = 0;       // taken, not yet given back (a TX frame QEMU could not send yet)
