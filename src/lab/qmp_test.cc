@@ -136,26 +136,29 @@ Fd listen_at(const std::string& path) {
   return l;
 }
 
-TEST(Qmp, AsksEveryNicsQueuesAndSkipsEvents) {
+// The NICs' queues as query_nic_queues reads them from a stand-in that
+// answers with TX and XP, in a temp dir of its own.
+Result<std::vector<NicQueues>> ask_stand_in(const char* tx, const char* xp) {
   const auto dir = test_util::make_temp_dir("qmp");
   const auto path = (dir / "h1.qmp").string();
-  std::thread qemu(serve_captured, listen_at(path), true, kTxQueue, kHealthyXp);
-  const auto q = query_nic_queues(path, deadline_in(std::chrono::seconds(10)));
+  std::thread qemu(serve_captured, listen_at(path), true, tx, xp);
+  auto q = query_nic_queues(path, deadline_in(std::chrono::seconds(10)));
   qemu.join();
+  std::filesystem::remove_all(dir);
+  return q;
+}
+
+TEST(Qmp, AsksEveryNicsQueuesAndSkipsEvents) {
+  const auto q = ask_stand_in(kTxQueue, kHealthyXp);
   ASSERT_TRUE(q.ok()) << q.error().message();
   ASSERT_EQ(q->size(), 1u);
   EXPECT_EQ((*q)[0].tx.avail, 38805);
   EXPECT_EQ((*q)[0].rx.avail, 9);
   EXPECT_EQ((*q)[0].rx.waiting(), 2);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Qmp, AQemuThatStoppedLookingShowsTheFramesTheGuestPosted) {
-  const auto dir = test_util::make_temp_dir("qmp");
-  const auto path = (dir / "h1.qmp").string();
-  std::thread qemu(serve_captured, listen_at(path), true, kStuckTxQueue, kStuckXp);
-  const auto q = query_nic_queues(path, deadline_in(std::chrono::seconds(10)));
-  qemu.join();
+  const auto q = ask_stand_in(kStuckTxQueue, kStuckXp);
   ASSERT_TRUE(q.ok()) << q.error().message();
   ASSERT_EQ(q->size(), 1u);
   const VirtqStatus tx = (*q)[0].tx;
@@ -164,7 +167,6 @@ TEST(Qmp, AQemuThatStoppedLookingShowsTheFramesTheGuestPosted) {
   EXPECT_EQ(tx.waiting(), 238);
   EXPECT_NE(format_tx("eth0", tx).find("238 posted frames wait untaken"), std::string::npos)
       << format_tx("eth0", tx);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Qmp, AQemuThatDoesNotAnswerCostsTheDeadlineOnly) {
