@@ -1,6 +1,5 @@
 // rdmacheck: proves an RDMA link layer by layer. main() only dispatches.
 #include <CLI/CLI.hpp>
-#include <cctype>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -8,31 +7,17 @@
 #include "base/version.h"
 #include "cli/command.h"
 #include "cli/perftest_flags.h"
+#include "output/usage.h"
 
 namespace {
 
-// NaN and infinity pass every range check (each comparison is false): no
-// option of rdmacheck takes one, so every option that takes a value refuses them.
-CLI::Validator finite() {
-  return CLI::Validator(
-      [](std::string& v) -> std::string {
-        std::string l;
-        for (char c : v) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        if (!l.empty() && (l[0] == '+' || l[0] == '-')) l.erase(0, 1);
-        if (l == "nan" || l == "inf" || l == "infinity" || l.rfind("nan(", 0) == 0) {
-          return "'" + v + "' is not a finite number";
-        }
-        return {};
-      },
-      "", "finite");
-}
-
 int run(int argc, char** argv) {
   using rdmacheck::cli::Runner;
-  rdmacheck::cli::record_command_line(argc, argv);
+  rdmacheck::record_command_line(argc, argv);
   CLI::App app{
       "rdmacheck: find out whether an RDMA link works, layer by layer (device, connection, "
       "performance), and why not.\n"};
+  app.name("rdmacheck");  // not argv[0]'s path: usage errors and --help say "rdmacheck"
   // "rdmacheck 0.1.0": the program's name first, as help2man and packagers expect.
   const std::string version = std::string("rdmacheck ") + rdmacheck::kVersionString;
   app.set_version_flag("-V,--version", version);
@@ -46,9 +31,7 @@ int run(int argc, char** argv) {
     if (c.hidden) sub->group("");
     sub->set_version_flag("-V,--version", version);  // as perftest's -V
     runners[c.name] = c.attach(*sub);
-    for (CLI::Option* opt : sub->get_options()) {
-      if (opt->get_type_size() > 0 && !opt->get_positional()) opt->check(finite());
-    }
+    rdmacheck::refuse_non_finite(*sub);
   }
   if (argc > 1 && argv[1][0] != '-' && runners.count(argv[1]) == 0) {
     std::fprintf(stderr, "rdmacheck: unknown command '%s' (see 'rdmacheck --help')\n", argv[1]);

@@ -13,12 +13,11 @@ namespace {
 const char* kLayerTitles[] = {"device", "connection", "performance"};
 
 std::string paint(const std::string& s, LayerStatus st, bool color) {
-  if (!color) return s;
-  const char* code = st == LayerStatus::kPass   ? "32"
-                     : st == LayerStatus::kWarn ? "33"
-                     : st == LayerStatus::kFail ? "31"
-                                                : "90";
-  return fmt::format("\033[1;{}m{}\033[0m", code, s);
+  const Tone tone = st == LayerStatus::kPass   ? Tone::kGood
+                    : st == LayerStatus::kWarn ? Tone::kWarn
+                    : st == LayerStatus::kFail ? Tone::kBad
+                                               : Tone::kMuted;
+  return rdmacheck::paint(s, tone, TextStyle{.color = color});
 }
 
 std::string facts_line(const char* who, const proto::HostFacts& f) {

@@ -13,7 +13,7 @@ namespace rdmacheck::check {
 
 nlohmann::json to_json(const CheckReport& r);
 std::string format_text(const CheckReport& r, const TextStyle& style = {});
-// The local device the check used, for the ticket header (cli::print).
+// The local device the check used, for the ticket header (output/print.h).
 inline std::vector<std::string> ticket_devices(const CheckReport& r) {
   return r.local ? std::vector<std::string>{r.local->device} : std::vector<std::string>{};
 }

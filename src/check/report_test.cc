@@ -22,7 +22,7 @@ nlohmann::json check_schema() {
   return s ? *s : json::object();
 }
 
-// The document as cli::print prints it: with schema_version and a ticket
+// The document as print (output/print.h) prints it: with schema_version and a ticket
 // header (the one the fixture's machine gives).
 json printed(const CheckReport& r) {
   const TicketRun run{.rdma_core = "44.0",

@@ -5,8 +5,8 @@
 #include "check/html.h"
 #include "check/report.h"
 #include "cli/command.h"
-#include "cli/print.h"
 #include "cli/target_options.h"
+#include "output/print.h"
 
 namespace rdmacheck::cli {
 

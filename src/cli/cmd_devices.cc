@@ -4,10 +4,10 @@
 #include <memory>
 
 #include "cli/command.h"
-#include "cli/print.h"
 #include "cli/target_options.h"
 #include "devices/inventory.h"
 #include "doctor/check.h"
+#include "output/print.h"
 
 namespace rdmacheck::cli {
 

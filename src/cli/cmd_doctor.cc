@@ -4,10 +4,10 @@
 
 #include "base/version.h"
 #include "cli/command.h"
-#include "cli/print.h"
 #include "cli/target_options.h"
 #include "doctor/capture.h"
 #include "doctor/doctor.h"
+#include "output/print.h"
 
 namespace rdmacheck::cli {
 namespace {

@@ -3,8 +3,8 @@
 #include <string>
 
 #include "cli/command.h"
-#include "cli/print.h"
 #include "findings/catalogue.h"
+#include "output/print.h"
 
 namespace rdmacheck::cli {
 namespace {

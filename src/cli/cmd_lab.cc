@@ -2,9 +2,9 @@
 
 #include "base/enum_table.h"
 #include "cli/command.h"
-#include "cli/print.h"
 #include "lab/control.h"
 #include "lab/lab.h"
+#include "output/print.h"
 
 namespace rdmacheck::cli {
 

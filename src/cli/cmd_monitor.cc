@@ -6,11 +6,11 @@
 #include <memory>
 
 #include "cli/command.h"
-#include "cli/print.h"
 #include "cli/target_options.h"
 #include "monitor/daemon.h"
 #include "monitor/peers.h"
 #include "monitor/report.h"
+#include "output/print.h"
 
 namespace rdmacheck::cli {
 namespace {

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "cli/command.h"
-#include "cli/print.h"
 #include "cli/target_options.h"
+#include "output/print.h"
 #include "perf/client.h"
 #include "perf/report.h"
 

@@ -2,10 +2,10 @@
 #include <memory>
 
 #include "cli/command.h"
-#include "cli/print.h"
 #include "cli/target_options.h"
 #include "conn/ping.h"
 #include "conn/ping_print.h"
+#include "output/print.h"
 
 namespace rdmacheck::cli {
 

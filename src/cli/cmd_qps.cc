@@ -2,9 +2,9 @@
 #include <memory>
 
 #include "cli/command.h"
-#include "cli/print.h"
 #include "cli/target_options.h"
 #include "doctor/sources.h"
+#include "output/print.h"
 #include "qps/qps.h"
 
 namespace rdmacheck::cli {

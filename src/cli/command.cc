@@ -3,13 +3,10 @@
 #include <csignal>
 #include <cstdio>
 
-#include "host/ticket.h"
-
 namespace rdmacheck::cli {
 namespace {
 
 std::atomic<bool> g_stop{false};
-std::string g_command_line;  // written once by main() before any command runs
 
 constexpr Command kCommands[] = {
     {"check",
@@ -54,18 +51,6 @@ extern "C" void on_signal(int /*sig*/) { g_stop.store(true); }
 }  // namespace
 
 std::span<const Command> commands() { return kCommands; }
-
-int usage_error(const CLI::App& app, const std::string& why) {
-  std::fprintf(stderr, "rdmacheck %s: %s (see 'rdmacheck %s --help')\n", app.get_name().c_str(),
-               why.c_str(), app.get_name().c_str());
-  return 2;
-}
-
-void record_command_line(int argc, const char* const* argv) {
-  g_command_line = quote_command_line(argc, argv);
-}
-
-const std::string& command_line() { return g_command_line; }
 
 const std::atomic<bool>& stop_requested() { return g_stop; }
 

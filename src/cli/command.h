@@ -10,6 +10,8 @@
 #include <span>
 #include <string>
 
+#include "output/usage.h"  // usage_error, shared with rdmacheck-mesh
+
 namespace rdmacheck::cli {
 
 using Runner = std::function<int()>;
@@ -42,15 +44,6 @@ Runner attach_keygen(CLI::App& app);
 // rdmacheck-mesh, beside this binary: `mesh` runs it, and its options are its
 // own (completion reads them from its --help).
 std::string mesh_program();
-
-// A bad command line found after parsing (options that contradict each
-// other): one line on stderr naming the subcommand's --help. Returns 2.
-int usage_error(const CLI::App& app, const std::string& why);
-
-// The command line as the user typed it (for the ticket header): main()
-// records it once, before any command runs.
-void record_command_line(int argc, const char* const* argv);
-const std::string& command_line();
 
 // Set by SIGINT/SIGTERM; long-running commands poll it.
 const std::atomic<bool>& stop_requested();

@@ -11,7 +11,7 @@ namespace rdmacheck::conn {
 
 nlohmann::json to_json(const PingReport& r);
 std::string format_text(const PingReport& r, const TextStyle& style = {});
-// The local device the ping used, for the ticket header (cli::print).
+// The local device the ping used, for the ticket header (output/print.h).
 inline std::vector<std::string> ticket_devices(const PingReport& r) {
   return r.obs.local ? std::vector<std::string>{r.obs.local->device} : std::vector<std::string>{};
 }

@@ -1,6 +1,6 @@
 // The facts a support ticket needs above any report, in text and JSON: which
 // rdmacheck, kernel and rdma-core ran, the firmware and board of the devices
-// it used, when, and the command line. cli::print puts it on every report.
+// it used, when, and the command line. print (output/print.h) puts it on every report.
 #pragma once
 
 #include <chrono>

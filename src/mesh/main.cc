@@ -1,18 +1,18 @@
 // rdmacheck-mesh: every pair of hosts of a cluster, one rank per host under
 // MPI (`mpirun -np N --map-by ppr:1:node rdmacheck mesh`, `srun rdmacheck
 // mesh`). Its own binary so that the main rdmacheck never depends on MPI;
-// `rdmacheck mesh` execs it. main() parses, starts MPI and dispatches.
+// `rdmacheck mesh` execs it. main() parses, starts MPI and dispatches; its
+// flags, usage errors and printing are output/'s, the same as every command's.
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
 
-#include "base/atomic_file.h"
 #include "base/version.h"
 #include "base/writable.h"
-#include "host/ticket.h"
 #include "mesh/html.h"
 #include "mesh/mpi_control.h"
 #include "mesh/run.h"
+#include "output/print.h"
 
 namespace {
 
@@ -23,8 +23,8 @@ const std::atomic<bool> g_stop{false};
 // Rank 0's verdict on the output paths, before any work: "" when FILE can
 // be written (or none was asked for), else one line saying why not. Only
 // rank 0 writes, so only its file system counts.
-std::string output_problem(const rdmacheck::mesh::MeshOptions& o, const std::string& html) {
-  for (const auto& [flag, file] : {std::pair{"--json-file", o.json_file}, {"--html", html}}) {
+std::string output_problem(const rdmacheck::OutputFlags& out, const std::string& html) {
+  for (const auto& [flag, file] : {std::pair{"--json-file", out.json_file}, {"--html", html}}) {
     if (file.empty()) continue;
     if (auto why = rdmacheck::writable_file_problem(file); !why.empty()) {
       return std::string(flag) + ": " + why;
@@ -33,37 +33,29 @@ std::string output_problem(const rdmacheck::mesh::MeshOptions& o, const std::str
   return {};
 }
 
-// Rank 0's outputs: the document (with the ticket header) to --json-file and
-// --html, the text or the document to stdout. False: a file was not written.
-bool publish(const rdmacheck::mesh::MeshReport& rep, const rdmacheck::mesh::MeshOptions& o,
-             const std::string& html, const rdmacheck::TicketRun& run) {
+// Rank 0's outputs, through the printer every command uses: the document
+// (with the ticket header) to --json-file and --html, the text or the
+// document to stdout. False: a file was not written.
+bool publish(const rdmacheck::mesh::MeshReport& rep, const rdmacheck::OutputFlags& out,
+             const std::string& html) {
   using namespace rdmacheck;
-  const auto doc = with_ticket(mesh::to_json(rep), read_ticket_header(FsRoot::live(), run));
+  const TicketHeader ticket = ticket_header(out, {});
   bool ok = true;
-  if (!o.json_file.empty()) {  // temp + rename: a reader never sees half a document
-    if (auto s = write_file_atomically(o.json_file, doc.dump(2) + "\n"); !s) {
-      std::fprintf(stderr, "rdmacheck mesh: --json-file: %s\n", s.error().message().c_str());
-      ok = false;
-    }
-  }
   if (!html.empty()) {
-    if (auto s = mesh::write_html(html, doc); !s) {
+    if (auto s = mesh::write_html(html, document(rep, ticket)); !s) {
       std::fprintf(stderr, "rdmacheck mesh: --html: %s\n", s.error().message().c_str());
       ok = false;
     }
   }
-  std::fputs(o.json ? (doc.dump(2) + "\n").c_str() : mesh::format_text(rep).c_str(), stdout);
-  std::fflush(stdout);
-  return ok;
+  return print(rep, out, ticket) && ok;
 }
 
 int run(int argc, char** argv) {
   using namespace rdmacheck;
+  record_command_line(argc, argv);  // before MPI_Init may edit argv
   mesh::MeshOptions o;
+  OutputFlags out;
   std::string html;
-  const TicketRun ticket{.rdma_core = loaded_rdma_core_version(),
-                         .command_line = quote_command_line(argc, argv),
-                         .now = std::chrono::system_clock::now()};
   int round_timeout_s = 60;
   CLI::App app{
       "rdmacheck mesh: every pair of hosts of a cluster over RDMA verbs, one MPI rank per host; "
@@ -89,13 +81,13 @@ int run(int argc, char** argv) {
                  "(default 60)")
       ->check(CLI::Range(3, 3600));
   app.add_option("-d,--ib-dev", o.dev.device, "RDMA device on every host (default: by route)");
-  app.add_flag("-j,--json", o.json,
-               "one JSON document (schemas/mesh.schema.json) on rank 0 (-j as iproute2's)");
-  app.add_option("--json-file", o.json_file, "also write the JSON document to FILE (rank 0)");
+  add_output_flags(app, out, "one JSON document (schemas/mesh.schema.json) on rank 0",
+                   /*has_color=*/true, FileCheck::kByCaller);
   app.add_option("--html", html,
                  "also write a self-contained HTML page to FILE (rank 0): heatmaps of latency "
                  "and bandwidth, the findings, each round's time, the hosts' doctor")
       ->type_name("FILE");
+  refuse_non_finite(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -103,8 +95,7 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "rdmacheck mesh: %s (see 'rdmacheck mesh --help')\n", e.what());
-    return 2;
+    return usage_error(app, e.what());
   }
   o.round_timeout = std::chrono::seconds(round_timeout_s);
   std::signal(SIGPIPE, SIG_IGN);
@@ -112,16 +103,11 @@ int run(int argc, char** argv) {
   mesh::MpiControl mpi(&argc, &argv);
   // Rank 0 judges its own output paths and every rank hears the verdict, so
   // a bad path stops the whole mesh before any server, doctor or probe.
-  const std::string problem = mpi.broadcast(mpi.rank() == 0 ? output_problem(o, html) : "");
-  if (!problem.empty()) {
-    if (mpi.rank() == 0) {
-      std::fprintf(stderr, "rdmacheck mesh: %s (see 'rdmacheck mesh --help')\n", problem.c_str());
-    }
-    return 2;
-  }
+  const std::string problem = mpi.broadcast(mpi.rank() == 0 ? output_problem(out, html) : "");
+  if (!problem.empty()) return mpi.rank() == 0 ? usage_error(app, problem) : 2;
   auto rep = mesh::run_mesh(o, mpi, g_stop);
   if (!rep) return 0;  // only rank 0 reports
-  if (!publish(*rep, o, html, ticket)) return 2;
+  if (!publish(*rep, out, html)) return 2;
   return mesh::exit_status(*rep);
 }
 

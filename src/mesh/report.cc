@@ -53,6 +53,13 @@ std::string size_list(const std::vector<uint32_t>& sizes) {
   return s;
 }
 
+Tone tone_of(Severity s) {
+  return s == Severity::kFail   ? Tone::kBad
+         : s == Severity::kWarn ? Tone::kWarn
+         : s == Severity::kOk   ? Tone::kGood
+                                : Tone::kMuted;
+}
+
 }  // namespace
 
 int exit_status(const MeshReport& r) { return rdmacheck::exit_status(r.analysis.findings); }
@@ -102,7 +109,7 @@ nlohmann::json to_json(const MeshReport& r) {
       {"elapsed_s", r.elapsed_s}};
 }
 
-std::string format_text(const MeshReport& r) {
+std::string format_text(const MeshReport& r, const TextStyle& style) {
   const size_t n = r.hosts.size();
   std::string out = fmt::format(
       "rdmacheck mesh: {} hosts, {} pair{} in {} round{} ({}: {})\n\n", n, n * (n - 1) / 2,
@@ -142,16 +149,18 @@ std::string format_text(const MeshReport& r) {
   if (!r.doctor.empty()) {
     out += "\nhost health (each host's doctor, summarised):\n";
     for (const auto& f : r.doctor) {
-      out += fmt::format("  {} {}: {}\n", severity_name(f.severity), id_name(f), f.summary);
+      out +=
+          fmt::format("  {} {}: {}\n", paint(severity_name(f.severity), tone_of(f.severity), style),
+                      id_name(f), f.summary);
     }
   }
   out += "\nfindings:\n";
   for (const auto& f : r.analysis.findings) out += format_finding(f);
   const int st = exit_status(r);
   out += fmt::format("\nmesh: {} ({:.1f} s)\n",
-                     st == 0   ? "PASS"
-                     : st == 1 ? "WARN"
-                               : "FAIL",
+                     st == 0   ? paint("PASS", Tone::kGood, style)
+                     : st == 1 ? paint("WARN", Tone::kWarn, style)
+                               : paint("FAIL", Tone::kBad, style),
                      r.elapsed_s);
   return out;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/text_style.h"
 #include "base/version.h"
 #include "conn/target.h"
 #include "findings/finding.h"
@@ -24,8 +25,6 @@ struct MeshOptions {
   ProbeSettings probe;
   std::chrono::seconds round_timeout{60};  // every round ends by then, whatever a pair does
   conn::DeviceChoice dev;
-  bool json = false;
-  std::string json_file;
 };
 
 struct RoundTiming {
@@ -49,7 +48,8 @@ struct MeshReport {
 // doctor's findings explain; the traffic decides.
 int exit_status(const MeshReport& r);
 
+// The two printers every report has (output/print.h writes one of them).
 nlohmann::json to_json(const MeshReport& r);
-std::string format_text(const MeshReport& r);
+std::string format_text(const MeshReport& r, const TextStyle& style = {});
 
 }  // namespace rdmacheck::mesh

@@ -76,5 +76,18 @@ TEST(MeshReport, TextShowsTheMatricesRoundsAndCulprit) {
   EXPECT_NE(format_text(three_hosts(false)).find("mesh: PASS"), std::string::npos);
 }
 
+// --no-color and a pipe: no escape codes; a terminal: the verdict and the
+// hosts' severities in colour (as check's layers), through TextStyle.
+TEST(MeshReport, TextIsColouredOnlyWhenTheStyleSaysSo) {
+  MeshReport r = three_hosts(true);
+  r.doctor = {make_finding(FindingId::kCpuGovernorPowersave, Severity::kWarn, Layer::kDevice,
+                           "powersave governor on 1 of 3 hosts")};
+  EXPECT_EQ(format_text(r).find('\033'), std::string::npos);
+  const auto coloured = format_text(r, TextStyle{.color = true});
+  EXPECT_NE(coloured.find("mesh: \033[1;31mFAIL\033[0m"), std::string::npos) << coloured;
+  EXPECT_NE(coloured.find("  \033[1;33mwarn\033[0m cpu-governor-powersave"), std::string::npos)
+      << coloured;
+}
+
 }  // namespace
 }  // namespace rdmacheck::mesh

@@ -1,5 +1,5 @@
 // `rdmacheck monitor --once`'s report: every round, as text or JSON
-// (schemas/monitor.schema.json); cli/print.h prints it.
+// (schemas/monitor.schema.json); output/print.h prints it.
 #pragma once
 
 #include <nlohmann/json.hpp>

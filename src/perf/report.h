@@ -13,7 +13,8 @@
 namespace rdmacheck::perf {
 
 nlohmann::json to_json(const PerfReport& r);
-// The local device the run used, for the ticket header (cli::print); none before one was chosen.
+// The local device the run used, for the ticket header (output/print.h); none before one was
+// chosen.
 inline std::vector<std::string> ticket_devices(const PerfReport& r) {
   return r.local ? std::vector<std::string>{r.local->device} : std::vector<std::string>{};
 }

@@ -1,4 +1,4 @@
-#include "cli/print.h"
+#include "output/print.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,19 +9,18 @@
 
 #include "base/fd.h"
 #include "base/writable.h"
-#include "cli/command.h"
 
-namespace rdmacheck::cli {
+namespace rdmacheck {
 
 CLI::Validator file_in_writable_dir() { return CLI::Validator(writable_file_problem, "FILE"); }
 
-void add_output_flags(CLI::App& app, OutputFlags& out, const std::string& json_help,
-                      bool has_color) {
+void add_output_flags(CLI::App& app, OutputFlags& out, const std::string& json_help, bool has_color,
+                      FileCheck check) {
   app.add_flag("-j,--json", out.json, json_help + " (-j as iproute2's)");
-  app.add_option("--json-file,--out_json_file,--out-json-file", out.json_file,
-                 "also write the JSON document to FILE (replaced atomically); the text still "
-                 "goes to stdout (perftest's --out_json_file)")
-      ->check(file_in_writable_dir());
+  auto* file = app.add_option("--json-file,--out_json_file,--out-json-file", out.json_file,
+                              "also write the JSON document to FILE (replaced atomically); the "
+                              "text still goes to stdout (perftest's --out_json_file)");
+  if (check == FileCheck::kWhileParsing) file->check(file_in_writable_dir());
   if (has_color) app.add_flag("--no-color", out.no_color, "no colour even on a terminal");
 }
 
@@ -47,4 +46,4 @@ bool write_json_file(const nlohmann::json& doc, const OutputFlags& out) {
   return true;
 }
 
-}  // namespace rdmacheck::cli
+}  // namespace rdmacheck

@@ -1,7 +1,8 @@
-// The one printer every command calls: a report becomes its JSON document
-// (--json) or its text, found by argument-dependent lookup of the report
-// module's to_json(R) and format_text(R, TextStyle). Commands never format.
-// --json-file also writes the document to a file, whatever stdout shows.
+// The one printer every front end calls (rdmacheck's commands and
+// rdmacheck-mesh): a report becomes its JSON document (--json) or its text,
+// found by argument-dependent lookup of the report module's to_json(R) and
+// format_text(R, TextStyle). Front ends never format. --json-file also writes
+// the document to a file (temp + rename), whatever stdout shows.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -13,8 +14,9 @@
 #include "base/result.h"
 #include "base/text_style.h"
 #include "host/ticket.h"
+#include "output/usage.h"
 
-namespace rdmacheck::cli {
+namespace rdmacheck {
 
 struct OutputFlags {
   bool json = false;
@@ -28,11 +30,15 @@ struct OutputFlags {
   bool text_header = true;
 };
 
+// Where --json-file's directory is checked: while parsing, before any work
+// (every command), or by the caller (rdmacheck-mesh: only rank 0 writes, so
+// only its file system counts, and every rank must hear the one verdict).
+enum class FileCheck { kWhileParsing, kByCaller };
+
 // --json (help names what is printed), --json-file FILE (perftest's
-// --out_json_file; its directory is checked while parsing, before any work)
-// and, where the text has colour, --no-color.
+// --out_json_file) and, where the text has colour, --no-color.
 void add_output_flags(CLI::App& app, OutputFlags& out, const std::string& json_help,
-                      bool has_color = false);
+                      bool has_color = false, FileCheck check = FileCheck::kWhileParsing);
 
 // Colour only when asked for and stdout is a terminal.
 TextStyle text_style(const OutputFlags& out);
@@ -41,11 +47,14 @@ TextStyle text_style(const OutputFlags& out);
 // exists and is writable (checked while parsing, before any work).
 CLI::Validator file_in_writable_dir();
 
-// One line on stderr when the file could not be written; false then.
+// One line on stderr ("PROGRAM: --json-file: why") when the file could not
+// be written; false then. PROGRAM: "rdmacheck COMMAND" from the document's
+// "command".
 bool write_json_file(const nlohmann::json& doc, const OutputFlags& out);
 
 // The ticket header for a report that used DEVICES (empty: every device
-// under out.root): this run's command line and time, the machine's versions.
+// under out.root): this run's command line (record_command_line) and time,
+// the machine's versions.
 TicketHeader ticket_header(const OutputFlags& out, const std::vector<std::string>& devices);
 
 // The devices a report used: its own ticket_devices(R) when its module has
@@ -102,4 +111,4 @@ template <class Report>
   return print(r, out, ticket_header(out, devices_of(r)));
 }
 
-}  // namespace rdmacheck::cli
+}  // namespace rdmacheck
