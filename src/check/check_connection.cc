@@ -143,6 +143,12 @@ void add_tcp_evidence(const conn::TcpProbeReport& tcp, const std::vector<conn::P
       f.evidence.push_back(conn::describe(tcp) +
                            ": TCP between the same addresses loses packets too, so the loss is "
                            "on the path, not RoCE alone");
+    } else if (f.is(FindingId::kHandshakeFailed)) {
+      // The control connection failed, not RoCE: clean echoes afterwards say
+      // the path carries packets now, nothing about RoCE.
+      f.evidence.push_back(conn::describe(tcp) +
+                           ": TCP between the same addresses is clean now, so whatever stopped "
+                           "the handshake has passed or lies above TCP");
     } else if (f.severity == Severity::kFail || tcp_high < roce_low) {
       f.evidence.push_back(conn::describe(tcp) +
                            ": TCP between the same addresses is clean, so the path itself "

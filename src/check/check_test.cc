@@ -506,6 +506,13 @@ TEST(Check, CleanTcpEchoesBlameRoceAloneOnlyWhereThereAreEnoughOfThem) {
   EXPECT_NE(evidence({ud}, Severity::kWarn).find("what is lost is RoCE"), std::string::npos);
   // A dead RoCE path (a FAIL) beside clean TCP: RoCE alone, whatever the probe counts.
   EXPECT_NE(evidence({}, Severity::kFail).find("what is lost is RoCE"), std::string::npos);
+  // The handshake (TCP itself) failed: clean echoes say nothing about RoCE.
+  std::vector<Finding> hs = {
+      make_finding(FindingId::kHandshakeFailed, Severity::kFail, Layer::kConnection, "")};
+  add_tcp_evidence(tcp, {}, hs);
+  ASSERT_EQ(hs[0].evidence.size(), 1u);
+  EXPECT_EQ(hs[0].evidence[0].find("RoCE"), std::string::npos) << hs[0].evidence[0];
+  EXPECT_NE(hs[0].evidence[0].find("clean now"), std::string::npos) << hs[0].evidence[0];
   // TCP lost something too: the path.
   tcp.retrans = 3;
   EXPECT_NE(evidence({ud}, Severity::kWarn).find("loses packets too"), std::string::npos);

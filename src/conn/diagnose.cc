@@ -110,6 +110,23 @@ void handshake_failed(const ConnObservation& o, std::vector<Finding>& out) {
         "run 'rdmacheck doctor' on {}; check its -d/--ib-port/-x and this host's, and its log",
         o.host);
     out.push_back(std::move(f));
+  } else if (o.errnum == ECONNRESET || o.errnum == ETIMEDOUT || o.errnum == EPIPE) {
+    // The connection ended mid-handshake with no message from the server: its
+    // handshake deadline passed (this host's bytes were late: a path that
+    // stopped for seconds, a busy host) or an older server closed on a hello
+    // it could not read. Only the server's log tells them apart.
+    out.push_back(failed(
+        FindingId::kHandshakeFailed,
+        fmt::format("the connection to {} ended during the handshake, with no message from it",
+                    o.host),
+        o,
+        fmt::format("the server's log on {} tells the two causes apart: 'no valid handshake: "
+                    "... timed out' means this host's messages came too late (the path stopped "
+                    "carrying packets for seconds, e.g. a link flap, or a host was too busy): "
+                    "run the check again, and if it recurs watch the link (ip -s link, the "
+                    "switch's port log); a line about the protocol or the message means another "
+                    "rdmacheck version there: run the same version on both hosts",
+                    o.host)));
   } else {
     out.push_back(failed(FindingId::kHandshakeFailed,
                          fmt::format("the handshake with {} failed", o.host), o,

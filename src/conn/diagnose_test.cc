@@ -457,6 +457,31 @@ TEST(Diagnose, AnAddressRuleNamingThisPathBlocksAllOfIt) {
 namespace rdmacheck::conn {
 namespace {
 
+// Seen in the diagnosis matrix (switch-flap-mid-test, 2026-12-07): the link
+// went down during the handshake, the server's 5 s handshake deadline
+// passed ("no valid handshake: recv: Connection timed out" in its log) and
+// it closed; the client read a reset. A version mismatch is one cause left
+// standing, not the only one: the fix names both and how to tell them apart.
+TEST(Diagnose, AConnectionEndedMidHandshakeNamesBothCausesNotJustTheVersion) {
+  ConnObservation o;
+  o.host = "h1";
+  o.failed = Stage::kHandshake;
+  o.errnum = ECONNRESET;
+  o.error = "recv: Connection reset by peer [the peer closed the connection]";
+  const auto f = diagnose(o);
+  ASSERT_EQ(ids(f), std::vector<std::string>{"handshake-failed"});
+  EXPECT_NE(f[0].summary.find("ended during the handshake"), std::string::npos) << f[0].summary;
+  EXPECT_NE(f[0].fix.find("'no valid handshake: ... timed out'"), std::string::npos) << f[0].fix;
+  EXPECT_NE(f[0].fix.find("link flap"), std::string::npos) << f[0].fix;
+  EXPECT_NE(f[0].fix.find("run the same version on both hosts"), std::string::npos) << f[0].fix;
+  EXPECT_EQ(f[0].evidence[0], o.error);
+  // A message the client could not parse: the version is the cause left.
+  o.errnum = 0;
+  o.error = "handshake: the server's welcome has no field 'version'";
+  EXPECT_EQ(diagnose(o)[0].fix,
+            "run the same rdmacheck version on both hosts; check the server's log");
+}
+
 // A server without RDMA refuses the test with doctor's finding id as the
 // refusal's code: the client names the server's missing device, not the path.
 TEST(Diagnose, AServerWithoutRdmaIsDoctorsFindingAboutTheServer) {
