@@ -266,13 +266,19 @@ TEST(Diagnose, ALengthRuleAndItsBlackHoleAreOneFinding) {
   EXPECT_EQ(f[0].evidence[1], "2048 B: retry exceeded");
 }
 
-// The server answered the hello with its own error (rxe's RTR refusing a GID).
-ConnObservation refused_by_server() {
+// A session with h1 that failed at the handshake with ERROR.
+ConnObservation at_handshake(std::string error) {
   ConnObservation o;
   o.host = "h1";
   o.failed = Stage::kHandshake;
+  o.error = std::move(error);
+  return o;
+}
+
+// The server answered the hello with its own error (rxe's RTR refusing a GID).
+ConnObservation refused_by_server() {
+  ConnObservation o = at_handshake("server setup failed: ibv_modify_qp(RTR): Invalid argument");
   o.server_refused = true;
-  o.error = "server setup failed: ibv_modify_qp(RTR): Invalid argument";
   o.refusal_code = proto::kRefusedQpSetup;
   return o;
 }
@@ -463,11 +469,9 @@ namespace {
 // it closed; the client read a reset. A version mismatch is one cause left
 // standing, not the only one: the fix names both and how to tell them apart.
 TEST(Diagnose, AConnectionEndedMidHandshakeNamesBothCausesNotJustTheVersion) {
-  ConnObservation o;
-  o.host = "h1";
-  o.failed = Stage::kHandshake;
+  ConnObservation o =
+      at_handshake("recv: Connection reset by peer [the peer closed the connection]");
   o.errnum = ECONNRESET;
-  o.error = "recv: Connection reset by peer [the peer closed the connection]";
   const auto f = diagnose(o);
   ASSERT_EQ(ids(f), std::vector<std::string>{"handshake-failed"});
   EXPECT_NE(f[0].summary.find("ended during the handshake"), std::string::npos) << f[0].summary;
@@ -485,12 +489,9 @@ TEST(Diagnose, AConnectionEndedMidHandshakeNamesBothCausesNotJustTheVersion) {
 // A server without RDMA refuses the test with doctor's finding id as the
 // refusal's code: the client names the server's missing device, not the path.
 TEST(Diagnose, AServerWithoutRdmaIsDoctorsFindingAboutTheServer) {
-  ConnObservation o;
-  o.host = "h1";
-  o.failed = Stage::kHandshake;
+  ConnObservation o = at_handshake("peer: this server has no usable RDMA device: ...");
   o.server_refused = true;
   o.refusal_code = "no-rdma-device";
-  o.error = "peer: this server has no usable RDMA device: ...";
   const auto fs = diagnose(o);
   ASSERT_EQ(fs.size(), 1u);
   EXPECT_EQ(fs[0].id, FindingId::kNoRdmaDevice);
