@@ -1,13 +1,9 @@
 #include "output/print.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdlib>
-#include <filesystem>
+#include <cstdio>
 
-#include "base/fd.h"
 #include "base/writable.h"
 
 namespace rdmacheck {
