@@ -109,6 +109,8 @@ Hub::Mute Hub::longest_mute(size_t i) const {
   return i < mutes_.size() ? mutes_[i] : Mute{};
 }
 
+double Hub::silent_s(size_t i) const { return i < kPorts ? now_s() - last_from_s_[i].load() : 0; }
+
 Hub::PortFaults Hub::switch_report(size_t port) const {
   const std::lock_guard lock(mu_);
   PortFaults r;
@@ -304,8 +306,11 @@ class Hub::Loop {
       const ssize_t got = ::recv(h_.socks_[i].get(), frame_.data(), frame_.size(), MSG_DONTWAIT);
       if (got <= 0) break;
       h_.frames_.fetch_add(1);
-      if (i < kPorts) h_.from_[i].fetch_add(1);
       last_from_[i] = h_.now_s();
+      if (i < kPorts) {
+        h_.from_[i].fetch_add(1);
+        h_.last_from_s_[i].store(last_from_[i]);
+      }
       taken_since_sent_[i] = 0;
       const auto len = static_cast<size_t>(got);
       const FrameFate fate = shape(i, false, len, h_.now_s());

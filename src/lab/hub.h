@@ -75,6 +75,10 @@ class Hub {
   };
   static constexpr uint64_t kMuteFrames = 200;
   [[nodiscard]] Mute longest_mute(size_t i) const;
+  // Seconds since guest i last sent a frame onto the hub (since the hub
+  // started, if it never did): with frames its QEMU holds untaken, a
+  // transmit path that stopped although nothing came to it either.
+  [[nodiscard]] double silent_s(size_t i) const;
 
   // Switch faults on port i (false: no such port). Faults with a time wait
   // for begin_run(); the others act at once.
@@ -106,6 +110,7 @@ class Hub {
   std::array<std::atomic<uint64_t>, kPorts> to_dropped_{};
   std::array<std::atomic<uint64_t>, kPorts> unheard_{};
   std::array<std::atomic<uint64_t>, kPorts> max_queue_{};
+  std::array<std::atomic<double>, kPorts> last_from_s_{};  // now_s() of each port's last frame
   struct PortShapers {
     Shaper in;
     Shaper out;

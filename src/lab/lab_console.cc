@@ -165,6 +165,7 @@ std::vector<WireCounters> Lab::wire_counters() {
     w.stall_s = stall.seconds;
     const auto mute = hub_->longest_mute(i);
     w.mute = {mute.from_s, mute.seconds, mute.taken};
+    w.silent_s = hub_->silent_s(i);
     const auto sw = hub_->switch_report(i);
     w.switch_faults = sw.ever;  // cleared ones too: their counters are in the report
     w.switch_in = sw.in;

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <thread>
 
 #include "base/fd.h"
 #include "lab/hub.h"  // unix_addr
@@ -159,16 +160,48 @@ Result<std::vector<NicQueues>> query_nic_queues(const std::string& path, Deadlin
   return out;
 }
 
+namespace {
+
+using ByHost = std::map<std::string, std::vector<NicQueues>>;
+
+// One look at every host's transmit queues, over each host's QMP socket.
+ByHost look(const std::vector<WireCounters>& wire, const std::string& lab_dir) {
+  ByHost by_host;
+  for (const auto& w : wire) {
+    if (by_host.count(w.host)) continue;
+    auto q =
+        query_nic_queues(qmp_socket(lab_dir, w.host), deadline_in(std::chrono::milliseconds(1000)));
+    by_host[w.host] = q ? std::move(*q) : std::vector<NicQueues>{};
+  }
+  return by_host;
+}
+
+std::optional<VirtqStatus> tx_of(const ByHost& by_host, const WireCounters& w) {
+  const auto it = by_host.find(w.host);
+  if (it == by_host.end() || w.wire < 1 || static_cast<size_t>(w.wire) > it->second.size()) {
+    return std::nullopt;
+  }
+  return it->second[w.wire - 1].tx;
+}
+
+bool holds(const std::optional<VirtqStatus>& q) { return q && q->waiting() > 0; }
+
+}  // namespace
+
 void add_qemu_queues(std::vector<WireCounters>& wire, const std::string& lab_dir) {
-  std::map<std::string, std::vector<NicQueues>> by_host;
+  const ByHost first = look(wire, lab_dir);
+  for (auto& w : wire) w.qemu_tx = tx_of(first, w);
+  // Frames waiting at one look may be a QEMU about to take them; waiting at
+  // two looks with nothing taken between is a QEMU that stopped looking.
+  if (std::none_of(wire.begin(), wire.end(), [](const auto& w) { return holds(w.qemu_tx); })) {
+    return;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(kHeldLookMs));
+  const ByHost second = look(wire, lab_dir);
   for (auto& w : wire) {
-    if (!by_host.count(w.host)) {
-      auto q = query_nic_queues(qmp_socket(lab_dir, w.host),
-                                deadline_in(std::chrono::milliseconds(1000)));
-      by_host[w.host] = q ? std::move(*q) : std::vector<NicQueues>{};
-    }
-    const auto& nics = by_host[w.host];
-    if (w.wire >= 1 && static_cast<size_t>(w.wire) <= nics.size()) w.qemu_tx = nics[w.wire - 1].tx;
+    const auto later = tx_of(second, w);
+    w.qemu_tx_held = holds(w.qemu_tx) && holds(later) && later->last_avail == w.qemu_tx->last_avail;
+    if (later) w.qemu_tx = later;
   }
 }
 

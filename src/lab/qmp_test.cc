@@ -7,9 +7,11 @@
 #include <cstring>
 #include <filesystem>
 #include <thread>
+#include <utility>
 
 #include "base/fd.h"
 #include "lab/hub.h"  // unix_addr
+#include "lab/vm.h"   // qmp_socket
 #include "testing/temp_dir.h"
 
 namespace rdmacheck::lab {
@@ -85,10 +87,10 @@ TEST(Qmp, TheTransmitQueueSaysWhoHoldsTheFrames) {
             "3 posted frames wait untaken");
 }
 
-// A stand-in for QEMU's QMP socket that answers with the captured replies,
-// an event between two of them, one command per line.
-void serve_captured(Fd listener, bool answer, const char* tx, const char* xp) {
-  Fd c(::accept(listener.get(), nullptr, nullptr));
+// A stand-in for QEMU's QMP socket that answers one client with the
+// captured replies, an event between two of them, one command per line.
+void serve_one(int listener, bool answer, const char* tx, const char* xp) {
+  Fd c(::accept(listener, nullptr, nullptr));
   if (!c.valid()) return;
   auto say = [&](const std::string& l) {
     const std::string line = l + "\r\n";
@@ -125,6 +127,10 @@ void serve_captured(Fd listener, bool answer, const char* tx, const char* xp) {
       }
     }
   }
+}
+
+void serve_captured(Fd listener, bool answer, const char* tx, const char* xp) {
+  serve_one(listener.get(), answer, tx, xp);
 }
 
 Fd listen_at(const std::string& path) {
@@ -167,6 +173,36 @@ TEST(Qmp, AQemuThatStoppedLookingShowsTheFramesTheGuestPosted) {
   EXPECT_EQ(tx.waiting(), 238);
   EXPECT_NE(format_tx("eth0", tx).find("238 posted frames wait untaken"), std::string::npos)
       << format_tx("eth0", tx);
+}
+
+// The lab's end looks twice at a transmit queue that holds frames: the same
+// frames untaken both times are a QEMU that stopped looking (held); frames
+// it took in between are a busy one. A queue with nothing waiting gets one look.
+WireCounters looked_at(const std::vector<std::pair<const char*, const char*>>& answers) {
+  const auto dir = test_util::make_temp_dir("qmp");
+  Fd l = listen_at(qmp_socket(dir.string(), "h1"));
+  std::thread qemu([&] {
+    for (const auto& [tx, xp] : answers) serve_one(l.get(), true, tx, xp);
+  });
+  std::vector<WireCounters> wire{WireCounters{"h1"}};
+  add_qemu_queues(wire, dir.string());
+  qemu.join();
+  std::filesystem::remove_all(dir);
+  return wire[0];
+}
+
+TEST(Qmp, FramesUntakenAtTwoLooksAreHeldAndFramesTakenBetweenAreNot) {
+  const auto stuck = looked_at({{kStuckTxQueue, kStuckXp}, {kStuckTxQueue, kStuckXp}});
+  ASSERT_TRUE(stuck.qemu_tx);
+  EXPECT_EQ(stuck.qemu_tx->waiting(), 238);
+  EXPECT_TRUE(stuck.qemu_tx_held);
+  const auto busy = looked_at({{kStuckTxQueue, kStuckXp}, {kTxQueue, kHealthyXp}});
+  ASSERT_TRUE(busy.qemu_tx);
+  EXPECT_EQ(busy.qemu_tx->waiting(), 0);
+  EXPECT_FALSE(busy.qemu_tx_held);
+  const auto idle = looked_at({{kTxQueue, kHealthyXp}});
+  ASSERT_TRUE(idle.qemu_tx);
+  EXPECT_FALSE(idle.qemu_tx_held);
 }
 
 TEST(Qmp, AQemuThatDoesNotAnswerCostsTheDeadlineOnly) {

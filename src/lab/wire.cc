@@ -71,6 +71,9 @@ LabFault lab_fault(const WireCounters& w) {
     return LabFault::kTxStall;
   }
   if (w.mute.seconds >= kGuestStallS && qemu_holds_frames(w)) return LabFault::kTxStall;
+  // A host whose peers had nothing to send it is never mute; its QEMU still
+  // holds what the guest posted, and the hub has heard nothing from it.
+  if (w.qemu_tx_held && w.silent_s >= kGuestStallS) return LabFault::kTxStall;
   return LabFault::kNone;
 }
 
@@ -96,6 +99,12 @@ std::string tx_stall_line(const std::string& port, const WireCounters& w) {
         fmt::format("it sent nothing for {:.1f} s from {:.1f} s into the lab while it "
                     "took {} frames",
                     w.mute.seconds, w.mute.from_s, w.mute.taken));
+  }
+  if (w.qemu_tx_held && w.silent_s >= kGuestStallS) {
+    why.push_back(fmt::format(
+        "it sent nothing for the last {:.1f} s of the lab, and its QEMU took none of the frames "
+        "it had posted over {} ms",
+        w.silent_s, kHeldLookMs));
   }
   if (w.qemu_tx) why.push_back(format_tx(w.netdev, *w.qemu_tx));
   std::string out = fmt::format("\nlab: TX STALL {}: {}", port, fmt::join(why, "; "));
@@ -191,6 +200,7 @@ nlohmann::json to_json(const WireCounters& w) {
       {"hub_stall", {{"from_s", w.stall_from_s}, {"seconds", w.stall_s}}},
       {"hub_mute",
        {{"from_s", w.mute.from_s}, {"seconds", w.mute.seconds}, {"taken", w.mute.taken}}},
+      {"hub_silent_s", w.silent_s},
       {"lab_fault", nullptr},
       {"qemu_tx", nullptr},
       {"guest", nullptr}};
@@ -199,7 +209,8 @@ nlohmann::json to_json(const WireCounters& w) {
     j["qemu_tx"] = {{"posted", q->avail},
                     {"taken", q->last_avail},
                     {"completed", q->used},
-                    {"in_use", q->inuse}};
+                    {"in_use", q->inuse},
+                    {"held", w.qemu_tx_held}};
   }
   if (w.guest) {
     j["guest"] = {{"tx_packets", w.guest->tx_packets},

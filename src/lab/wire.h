@@ -73,7 +73,16 @@ struct WireCounters {
   // The NIC's transmit queue as its QEMU held it when the lab ended (QMP);
   // nullopt when QEMU did not say.
   std::optional<VirtqStatus> qemu_tx;
+  // Two looks at that queue kHeldLookMs apart both found frames the guest
+  // posted and QEMU had not taken, and QEMU took none in between.
+  bool qemu_tx_held = false;
+  // Seconds from the host's last frame onto the hub to the lab's end (Hub::silent_s).
+  double silent_s = 0;
 };
+
+// The gap between the two looks at a transmit queue that holds frames: a
+// QEMU that is only busy takes a posted frame well within it.
+inline constexpr int kHeldLookMs = 250;
 
 // Frames the guest's kernel counted as sent that never reached the hub: more
 // than a few in flight means its emulated NIC held them.

@@ -116,8 +116,10 @@ TEST(Wire, AMuteGuestWhoseQemuHoldsItsFramesIsATransmitStall) {
             std::string::npos)
       << text;
   const auto j = to_json(c);
-  EXPECT_EQ(j["qemu_tx"],
-            (nlohmann::json{{"posted", 1016}, {"taken", 760}, {"completed", 759}, {"in_use", 1}}));
+  EXPECT_EQ(
+      j["qemu_tx"],
+      (nlohmann::json{
+          {"posted", 1016}, {"taken", 760}, {"completed", 759}, {"in_use", 1}, {"held", false}}));
   c.qemu_tx = VirtqStatus{1016, 1016, 1016, 0};
   EXPECT_EQ(lab_fault(c), LabFault::kNone) << "a UD receiver is mute by design and its queue idles";
   c.qemu_tx = VirtqStatus{1016, 760, 759, 1};
@@ -125,6 +127,32 @@ TEST(Wire, AMuteGuestWhoseQemuHoldsItsFramesIsATransmitStall) {
   EXPECT_EQ(lab_fault(c), LabFault::kNone) << "a frame in flight in a short silence is no stall";
   c.qemu_tx.reset();
   EXPECT_TRUE(to_json(c)["qemu_tx"].is_null());
+}
+
+// A stall the mute rule cannot see: the client's QEMU stopped taking its
+// frames in the middle of a perftest run, so its server had nothing more to
+// send it, and the lab ended at its deadline with no guest counters. The
+// figures are the ones QMP showed on h2 in that lab (bench/perf, 2026-12-07:
+// QEMU took 54972, the guest's avail ring said 55041, in use 0, for minutes).
+TEST(Wire, AHostThatFellSilentWhileItsQemuHeldItsFramesIsATransmitStall) {
+  WireCounters c{"h2", 1, "eth0", 54972, 0, 0, 21, std::nullopt};
+  c.qemu_tx = VirtqStatus{55041, 54972, 54972, 0};
+  c.silent_s = 1000.2;
+  EXPECT_EQ(lab_fault(c), LabFault::kNone) << "one look: QEMU may be about to take them";
+  c.qemu_tx_held = true;
+  EXPECT_EQ(lab_fault(c), LabFault::kTxStall);
+  const auto text = format_wire(c);
+  EXPECT_NE(text.find("\nlab: TX STALL h2: it sent nothing for the last 1000.2 s of the lab, and "
+                      "its QEMU took none of the frames it had posted over 250 ms; QEMU's "
+                      "transmit queue of eth0: the guest posted 55041, QEMU took 54972"),
+            std::string::npos)
+      << text;
+  const auto j = to_json(c);
+  EXPECT_EQ(j["lab_fault"], "tx-stall");
+  EXPECT_EQ(j["qemu_tx"]["held"], true);
+  EXPECT_DOUBLE_EQ(j["hub_silent_s"].get<double>(), 1000.2);
+  c.silent_s = kGuestStallS / 2;
+  EXPECT_EQ(lab_fault(c), LabFault::kNone) << "frames held in a short silence are no stall";
 }
 
 // Every NIC of a host has its own row, named as in /etc/hosts; JSON keeps
