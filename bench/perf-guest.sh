@@ -18,12 +18,27 @@
 set -u
 role=$1 cells=$2
 TIMEFORMAT=%U+%S
+# No run takes a minute on the lab's pair; perftest and qperf have no deadline
+# of their own, and a client whose wire stopped (#20's stall) would otherwise
+# hold the boot until the lab's deadline. rdmacheck's runs end by their own.
+run_limit=60
 
 # perftest's report line is the one that starts with the size; its columns:
 # bw "#bytes #iterations BW-peak BW-average MsgRate", lat "#bytes
-# #iterations t_min t_max t_typical ...".
-perftest_figure() {  # kind output
-  awk -v k="$1" '$1 ~ /^[0-9]+$/ && NF >= 5 { if (k == "bw") print $4; else if (k == "rate") print $5; else print $5; exit }' "$2"
+# #iterations t_min t_max t_typical ...". Bandwidth is turned into Gb/s here
+# from whichever of two columns perftest printed with more digits: BW average
+# in MB/sec (its MB is 2^20 bytes) or the message rate in Mpps times the size
+# (the same window: msgRate = iters / time). --report_gbits prints two
+# decimals, and at the lab's 0.13 Gb/s a step of 0.01 is 8 % of the figure.
+perftest_figure() {  # kind output size
+  awk -v k="$1" -v size="${3:-0}" '
+    function digits(s) { gsub(/[^0-9]/, "", s); sub(/^0+/, "", s); return length(s) }
+    $1 ~ /^[0-9]+$/ && NF >= 5 {
+      if (k != "bw") { print $5; exit }
+      if (digits($5) > digits($4)) printf "%.6f\n", $5 * size * 8 / 1e3
+      else printf "%.6f\n", $4 * 1048576 * 8 / 1e9
+      exit
+    }' "$2"
 }
 perftest_prog() {  # kind op
   case "$1:$2" in
@@ -40,7 +55,6 @@ perftest_args() {  # kind op size iters flags
     atomic_fadd) a="-d rxe0 -x 1 -F -n $4 -A FETCH_AND_ADD" ;;
     atomic_cswap) a="-d rxe0 -x 1 -F -n $4 -A CMP_AND_SWAP" ;;
   esac
-  [ "$1" = lat ] || a="$a --report_gbits"
   echo "$a"
 }
 
@@ -82,12 +96,16 @@ run_perftest() {  # kind op size iters port flags
   prog=$(perftest_prog "$1" "$2")
   args=$(perftest_args "$1" "$2" "$3" "$4" "$6")
   # perftest's client does not retry while its server restarts: a few tries.
+  # A run that hit run_limit is not retried: its wire, not its server, is the matter.
+  local rc
   for try in 1 2 3 4 5 6 7 8 9 10; do
     # shellcheck disable=SC2086
-    cpu=$({ time "$prog" $args -p "$5" h1 > /tmp/perf.pt.out 2>&1; } 2>&1) && break
+    cpu=$({ time timeout "$run_limit" "$prog" $args -p "$5" h1 > /tmp/perf.pt.out 2>&1; } 2>&1)
+    rc=$?
+    ((rc == 0 || rc == 124)) && break
     sleep 0.3
   done
-  out=$(perftest_figure "$1" /tmp/perf.pt.out)
+  out=$(perftest_figure "$1" /tmp/perf.pt.out "$3")
   local gbits=0
   [ "$1" = bw ] && gbits=$(awk -v s="$3" -v n="$4" 'BEGIN {print s * n * 8 / 1e9}')
   echo "${out:-nan} $(cpu_sum "$cpu") $gbits"
@@ -96,7 +114,7 @@ run_perftest() {  # kind op size iters port flags
 run_qperf() {  # kind test size [qperf options, comma-separated]
   local cpu out
   # shellcheck disable=SC2046
-  cpu=$({ time qperf -cm1 $(tr ',' ' ' <<< "${4:-}") -t 2 h1 -m "$3" "$2" > /tmp/perf.qp.out 2>&1; } 2>&1)
+  cpu=$({ time timeout "$run_limit" qperf -cm1 $(tr ',' ' ' <<< "${4:-}") -t 2 h1 -m "$3" "$2" > /tmp/perf.qp.out 2>&1; } 2>&1)
   if [ "$1" = lat ]; then
     out=$(awk '/^ *latency/ {m = ($4 ~ /^ms/) ? 1000 : ($4 ~ /^ns/ ? 0.001 : 1); print $3 * m}' /tmp/perf.qp.out)
   else
