@@ -8,14 +8,13 @@
 #include <sstream>
 
 #include "proto/auth.h"
+#include "proto/auth_wire.h"
 #include "proto/key_ring.h"
 
 namespace rdmacheck::proto {
 namespace {
 
-AuthError auth_error(AuthFailure kind, const std::string& text) {
-  return AuthError{kind, plain_error("auth", text), false};
-}
+using auth_wire::auth_error;
 
 // A key ring line rather than raw key bytes: printable text whose first
 // line that is not a comment has a space or tab in it.
