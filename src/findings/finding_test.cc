@@ -9,7 +9,7 @@ TEST(Findings, ExitStatusFollowsTheWorstSeverity) {
   Finding info{FindingId::kDataValidated, Severity::kInfo};
   Finding warn{FindingId::kMtuMismatch, Severity::kWarn};
   Finding fail{FindingId::kPortDown, Severity::kFail};
-  EXPECT_EQ(exit_status({}), 0);
+  EXPECT_EQ(exit_status(std::vector<Finding>{}), 0);
   EXPECT_EQ(exit_status({info}), 0);
   EXPECT_EQ(exit_status({info, warn}), 1);
   EXPECT_EQ(exit_status({warn, fail, info}), 2);

@@ -9,7 +9,7 @@
 namespace rdmacheck {
 namespace {
 
-std::string fixture(const std::string& name) {
+std::string ip_json(const std::string& name) {
   std::ifstream in(std::string(RDMACHECK_FIXTURES) + "/ip-json/" + name);
   std::stringstream s;
   s << in.rdbuf();
@@ -19,13 +19,13 @@ std::string fixture(const std::string& name) {
 // The development VM: the three default rules, one NIC, IPv4 and IPv6 routes
 // in one "table all" listing (local and broadcast ones in table local).
 TEST(Routes, TheDefaultRulesAndOneNicsRoutes) {
-  const auto rules = parse_ip_rules(fixture("dev-vm.rule.json"));
+  const auto rules = parse_ip_rules(ip_json("dev-vm.rule.json"));
   ASSERT_EQ(rules.size(), 3u);
   EXPECT_EQ(rules[0].table, "local");
   EXPECT_EQ(rules[1].priority, 32766);
   EXPECT_EQ(rules[1].src, "all");
   for (const auto& r : rules) EXPECT_FALSE(rule_selects_source(r, "192.0.2.2"));
-  const auto routes = parse_ip_routes(fixture("dev-vm.route.json"));
+  const auto routes = parse_ip_routes(ip_json("dev-vm.route.json"));
   ASSERT_FALSE(routes.empty());
   EXPECT_EQ(routes[0].dst, "default");
   EXPECT_EQ(routes[0].table, "main");  // no "table" key

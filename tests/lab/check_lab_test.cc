@@ -28,7 +28,7 @@ bool has(const std::vector<std::string>& ids, const std::string& id) {
 }
 
 // What the guest printed, held to schemas/check.schema.json: empty when it conforms.
-std::vector<std::string> schema_violations(const nlohmann::json& check) {
+std::vector<std::string> check_violations(const nlohmann::json& check) {
   static const auto schema = load_schema(RDMACHECK_SCHEMAS, "check.schema.json");
   if (!schema) return {schema.error().message()};
   return perf::schema_violations(*schema, check);
@@ -38,7 +38,7 @@ TEST(CheckLab, TheDefaultLabIsAHealthyCheck) {
   const auto r = run_lab({});  // no --run: h1 serves, h2 runs `rdmacheck check h1 --json`
   const auto& c = run_output(r, "h2");
   ASSERT_TRUE(c.is_object()) << r.console;
-  EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
+  EXPECT_EQ(check_violations(c), std::vector<std::string>{});
   EXPECT_EQ(c["command"], "check");
   EXPECT_EQ(c["host"], "h1");
   for (size_t l = 0; l < 3; ++l) {
@@ -74,7 +74,7 @@ TEST(CheckLab, TheDefaultLabIsAHealthyCheck) {
 // unless CAP_IPC_LOCK is dropped). The finding carries h2, the host it is on.
 void expect_host_problem_for_h2(const nlohmann::json& c) {
   ASSERT_TRUE(c.is_object());
-  EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
+  EXPECT_EQ(check_violations(c), std::vector<std::string>{});
   bool found = false;
   for (size_t l = 0; l < 3; ++l) {
     for (const auto& f : c["layers"][l]["findings"]) {
@@ -100,7 +100,7 @@ TEST(CheckLab, HealthyPairPassesEveryLayerAndRendersHtml) {
   }
   const auto& c = run_output(r, "h2");
   ASSERT_TRUE(c.is_object()) << r.console;
-  EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
+  EXPECT_EQ(check_violations(c), std::vector<std::string>{});
   for (size_t l = 0; l < 3; ++l) {
     EXPECT_TRUE(status(c, l) == "pass" || status(c, l) == "warn") << c["layers"][l].dump(2);
     for (const auto& f : c["layers"][l]["findings"]) EXPECT_NE(f["severity"], "fail") << f.dump(2);
@@ -163,7 +163,7 @@ TEST(CheckLab, MtuMismatchIsReportedAndTheTestStillCorrect) {
       run_lab({"--fault", "mtu-mismatch", "--run", "h2:rdmacheck check h1 --quick --json"});
   const auto& c = run_output(r, "h2");
   ASSERT_TRUE(c.is_object()) << r.console;
-  EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
+  EXPECT_EQ(check_violations(c), std::vector<std::string>{});
   EXPECT_TRUE(has(layer_ids(c, 0), "mtu-mismatch")) << c["layers"][0].dump(2);
   EXPECT_EQ(status(c, 1), "pass") << c["layers"][1].dump(2);  // both sides use the smaller MTU
   EXPECT_EQ(status(c, 2), "not_run");
@@ -180,7 +180,7 @@ TEST(CheckLab, LossOnTheClientAndPowersaveOnTheServerAreTwoFindingsForTheirHosts
       {"--fault", "loss:1@h2", "--fault", "powersave", "--run", "h2:rdmacheck check h1 --json"});
   const auto& c = run_output(r, "h2");
   ASSERT_TRUE(c.is_object()) << r.console;
-  EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
+  EXPECT_EQ(check_violations(c), std::vector<std::string>{});
   EXPECT_TRUE(has(layer_ids(c, 2), "packet-loss-during-test")) << c["layers"][2].dump(2);
   EXPECT_EQ(status(c, 2), "warn");
   std::vector<std::string> hosts;
@@ -203,7 +203,7 @@ TEST(CheckLab, NoServerIsNamedByCheckAndByPing) {
   const auto& c = run_output(r, "h2");
   ASSERT_TRUE(c.is_object()) << r.console;
   EXPECT_EQ(run_exit(r, "h2", 0), 2);
-  EXPECT_EQ(schema_violations(c), std::vector<std::string>{});
+  EXPECT_EQ(check_violations(c), std::vector<std::string>{});
   EXPECT_EQ(layer_ids(c, 1).at(0), "server-not-listening");
   EXPECT_EQ(status(c, 2), "not_run");
   EXPECT_EQ(run_exit(r, "h2", 1), 2);

@@ -19,7 +19,7 @@ const std::string kMesh =
     "--mca btl tcp,self --mca pml ob1 --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 "
     "/run/lab/bin/rdmacheck mesh --json";
 
-std::vector<std::string> schema_violations(const nlohmann::json& doc) {
+std::vector<std::string> mesh_violations(const nlohmann::json& doc) {
   static const auto schema = load_schema(RDMACHECK_SCHEMAS, "mesh.schema.json");
   if (!schema) return {schema.error().message()};
   return perf::schema_violations(*schema, doc);
@@ -75,7 +75,7 @@ TEST(MeshLab, FourHostsHealthyThenABadHostAPairAndAHostWithoutRxe) {
   // 1: a 4x4 matrix of real figures, every pair connected, PASS.
   const auto& healthy = run_output(r, "h1", 0);
   ASSERT_TRUE(healthy.is_object()) << r.console;
-  EXPECT_EQ(schema_violations(healthy), std::vector<std::string>{});
+  EXPECT_EQ(mesh_violations(healthy), std::vector<std::string>{});
   EXPECT_EQ(healthy["hosts"].size(), 4u);
   EXPECT_EQ(healthy["rounds"].size(), 3u);  // N-1
   for (int a = 0; a < 4; ++a) {
